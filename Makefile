@@ -1,0 +1,35 @@
+# The two set-up commands of the README: `make demo` runs an oracle, `make test` tests everything.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+PACKAGES := $(wildcard plugins/*/pyproject.toml contrib/*/pyproject.toml)
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test lint typecheck pytest bench clean
+
+$(STAMP): pyproject.toml $(PACKAGES)
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev,server,postgres]' $(foreach p,$(PACKAGES),-e $(dir $(p)))
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/oracle demo
+
+test: lint typecheck pytest
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+typecheck: $(STAMP)
+	$(BIN)/mypy
+
+pytest: $(STAMP)
+	$(BIN)/pytest
+
+bench: $(STAMP)
+	$(BIN)/python bench/overhead.py
+
+clean:
+	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache

@@ -1,0 +1,5 @@
+"""``python -m oracle_core`` runs the ``oracle`` command line."""
+
+from oracle_core.cli import main
+
+main()

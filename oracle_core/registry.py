@@ -1,0 +1,119 @@
+"""The registry: every plugin the oracle assembled, with its tools, middleware and routes."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from oracle_core.discovery import PluginSource
+from oracle_core.errors import PluginError
+from oracle_core.manifest import ManifestWarning, PluginManifest, Visibility
+from oracle_core.middleware import Middleware
+from oracle_core.routes import Route
+from oracle_core.tools import Tool
+
+META_TOOL_NAMES = frozenset({"list_capabilities", "load_capability", "search_capabilities"})
+"""Tool names the core reserves for its meta-tools; no plugin may use them."""
+
+
+@dataclass
+class Plugin:
+    """A plugin the oracle assembled successfully.
+
+    Attributes:
+        manifest: the validated manifest (``version`` filled from the distribution).
+        source: where it came from (entry point and distribution, or code).
+        tools: its tools, in the order its ``oracle_tools`` returned them.
+        middleware: its middleware, each with ``plugin`` set to this plugin's name.
+        routes: its HTTP routes.
+        config: its configuration from ``oracle.toml`` and the environment.
+        obj: the module or object that holds its hook implementations.
+    """
+
+    manifest: PluginManifest
+    source: PluginSource
+    tools: list[Tool] = field(default_factory=list)
+    middleware: list[Middleware] = field(default_factory=list)
+    routes: list[Route] = field(default_factory=list)
+    config: Mapping[str, Any] = field(default_factory=dict)
+    obj: Any = None
+
+    @property
+    def name(self) -> str:
+        """The plugin's manifest name."""
+        return self.manifest.name
+
+    @property
+    def visibility(self) -> Visibility:
+        """The plugin's tier."""
+        return self.manifest.visibility
+
+
+@dataclass(frozen=True)
+class BoundTool:
+    """A tool together with the plugin that owns it."""
+
+    tool: Tool
+    plugin: Plugin
+
+    @property
+    def name(self) -> str:
+        """The tool's name."""
+        return self.tool.name
+
+    @property
+    def visibility(self) -> Visibility:
+        """The tool's own visibility if it overrides, else its plugin's tier."""
+        return self.tool.visibility or self.plugin.visibility
+
+
+@dataclass
+class Registry:
+    """Everything assembled from the plugins, plus what could not be.
+
+    Attributes:
+        plugins: the assembled plugins by name, in registration order.
+        failures: plugins left out, each with its name, distribution and reason.
+        warnings: soft limits that assembled plugins exceed.
+    """
+
+    plugins: dict[str, Plugin] = field(default_factory=dict)
+    failures: list[PluginError] = field(default_factory=list)
+    warnings: list[ManifestWarning] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self._tools: dict[str, BoundTool] = {}
+        self.reindex()
+
+    def reindex(self) -> None:
+        """Rebuild the tool index after ``plugins`` changed."""
+        self._tools = {
+            t.name: BoundTool(t, plugin) for plugin in self.plugins.values() for t in plugin.tools
+        }
+
+    @property
+    def tools(self) -> Mapping[str, BoundTool]:
+        """Every bound tool by name, in plugin registration order."""
+        return self._tools
+
+    def __iter__(self) -> Iterator[Plugin]:
+        return iter(self.plugins.values())
+
+    def __len__(self) -> int:
+        return len(self.plugins)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.plugins
+
+    def get(self, name: str) -> Plugin | None:
+        """The plugin called ``name``, or ``None``."""
+        return self.plugins.get(name)
+
+    def listed(self) -> list[Plugin]:
+        """The plugins the model may discover: every non-silent one, in registration order."""
+        return [p for p in self.plugins.values() if p.visibility != "silent"]
+
+    def middleware(self) -> list[Middleware]:
+        """Every plugin's middleware, in plugin registration order."""
+        return [m for p in self.plugins.values() for m in p.middleware]

@@ -1,0 +1,117 @@
+"""Operator settings: environment variables, ``ORACLE_HOME`` and ``oracle.toml``."""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+DEFAULT_TIER1_BUDGET = 400
+"""Tokens the Tier-1 block may cost before a warning names the most expensive plugins."""
+
+
+def _flag(value: str | None) -> bool:
+    return (value or "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def _names(value: str | None) -> tuple[str, ...] | None:
+    if value is None:
+        return None
+    return tuple(part.strip() for part in value.split(",") if part.strip())
+
+
+def default_home() -> Path:
+    """The platform's user data folder for ``oracle`` (used when ``ORACLE_HOME`` is unset)."""
+    from platformdirs import user_data_path
+
+    return user_data_path("oracle", appauthor=False)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything an operator configures, read from the environment by :meth:`from_env`.
+
+    Attributes:
+        home: ``ORACLE_HOME``; holds ``oracle.db`` and ``oracle.toml``.
+        model: ``ORACLE_MODEL``, a litellm model string (``None``: the built-in demo model).
+        api_base: ``ORACLE_API_BASE``, the model server's base URL.
+        load_plugins: ``ORACLE_LOAD_PLUGINS`` as names; ``None`` loads every installed plugin,
+            an empty tuple loads none.
+        disable_plugins: ``ORACLE_DISABLE_PLUGINS`` as names.
+        strict: ``ORACLE_STRICT_PLUGINS=1``: any plugin failure is fatal.
+        tier1_budget: ``ORACLE_TIER1_BUDGET``, tokens the Tier-1 block may cost.
+        trace_plugins: ``ORACLE_TRACE_PLUGINS=1`` prints every hook call to stderr.
+    """
+
+    home: Path = field(default_factory=default_home)
+    model: str | None = None
+    api_base: str | None = None
+    load_plugins: tuple[str, ...] | None = None
+    disable_plugins: tuple[str, ...] = ()
+    strict: bool = False
+    tier1_budget: int = DEFAULT_TIER1_BUDGET
+    trace_plugins: bool = False
+    env: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
+        """Read settings from ``env`` (default ``os.environ``); ``overrides`` win."""
+        env = dict(os.environ if env is None else env)
+        home = env.get("ORACLE_HOME")
+        values: dict[str, Any] = {
+            "home": Path(home).expanduser() if home else default_home(),
+            "model": env.get("ORACLE_MODEL") or None,
+            "api_base": env.get("ORACLE_API_BASE") or None,
+            "load_plugins": _names(env.get("ORACLE_LOAD_PLUGINS")),
+            "disable_plugins": _names(env.get("ORACLE_DISABLE_PLUGINS")) or (),
+            "strict": _flag(env.get("ORACLE_STRICT_PLUGINS")),
+            "tier1_budget": int(env.get("ORACLE_TIER1_BUDGET") or DEFAULT_TIER1_BUDGET),
+            "trace_plugins": _flag(env.get("ORACLE_TRACE_PLUGINS")),
+            "env": env,
+        }
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        return cls(**values)
+
+    @property
+    def database_path(self) -> Path:
+        """The SQLite database file, ``$ORACLE_HOME/oracle.db``."""
+        return self.home / "oracle.db"
+
+    @property
+    def config_path(self) -> Path:
+        """The configuration file, ``$ORACLE_HOME/oracle.toml``."""
+        return self.home / "oracle.toml"
+
+    @cached_property
+    def _config(self) -> dict[str, Any]:
+        try:
+            with self.config_path.open("rb") as handle:
+                return tomllib.load(handle)
+        except FileNotFoundError:
+            return {}
+        except tomllib.TOMLDecodeError as error:
+            raise ValueError(f"{self.config_path} is not valid TOML: {error}") from None
+
+    def plugin_config(self, plugin: str) -> dict[str, Any]:
+        """The configuration of one plugin.
+
+        Read from ``[plugins.<plugin>]`` in ``oracle.toml``; a value written as
+        ``{ "$env" = "VAR" }`` is read from the environment variable ``VAR`` (for secrets);
+        ``ORACLE_PLUGIN_<PLUGIN>_<KEY>`` (upper case, ``-`` as ``_``) overrides ``<key>``.
+        """
+        section = dict(self._config.get("plugins", {}).get(plugin, {}))
+        resolved: dict[str, Any] = {}
+        for key, value in section.items():
+            if isinstance(value, dict) and set(value) == {"$env"}:
+                resolved[key] = self.env.get(str(value["$env"]))
+            else:
+                resolved[key] = value
+        prefix = f"ORACLE_PLUGIN_{plugin.upper().replace('-', '_')}_"
+        for name, value in self.env.items():
+            if name.startswith(prefix):
+                resolved[name.removeprefix(prefix).lower()] = value
+        return resolved

@@ -1,0 +1,1 @@
+"""Testing helpers for plugin authors (see docs/testing.md)."""

@@ -1,0 +1,1 @@
+"""The oracle-core pytest plugin, registered through the ``pytest11`` entry point."""

@@ -1,0 +1,93 @@
+"""Test helpers: real distributions on disk, found through real entry points."""
+
+from __future__ import annotations
+
+import textwrap
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from oracle_core import Oracle, Settings
+
+
+@dataclass
+class SitePackages:
+    """A folder on ``sys.path`` into which tests write installed-looking distributions."""
+
+    root: Path
+    modules: list[str] = field(default_factory=list)
+
+    def add(
+        self,
+        dist: str,
+        code: str,
+        *,
+        module: str | None = None,
+        entry_point: str | None = None,
+        version: str = "1.0.0",
+    ) -> Path:
+        """Write ``module.py`` holding ``code`` and a ``.dist-info`` whose entry point loads it.
+
+        The result is what ``pip install`` leaves behind: importlib.metadata finds it like
+        any installed distribution.
+        """
+        module = module or dist.replace("-", "_")
+        (self.root / f"{module}.py").write_text(textwrap.dedent(code))
+        info = self.root / f"{dist.replace('-', '_')}-{version}.dist-info"
+        info.mkdir()
+        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: {version}\n")
+        (info / "entry_points.txt").write_text(
+            f"[oracle.plugins]\n{entry_point or module} = {module}\n"
+        )
+        self.modules.append(module)
+        return info
+
+    def settings(self, **overrides: object) -> Settings:
+        """Settings that look only at this folder's plugins, with a private ORACLE_HOME."""
+        env = {"ORACLE_HOME": str(self.root / "home")}
+        env.update({k: str(v) for k, v in overrides.items()})
+        return Settings.from_env(env)
+
+    def oracle(self, **env: object) -> Oracle:
+        """An oracle built from exactly the distributions in this folder."""
+        return Oracle(settings=self.settings(**env), path=[str(self.root)])
+
+
+def plugin_code(
+    name: str,
+    *,
+    visibility: str = "on-demand",
+    tools: tuple[str, ...] | None = None,
+    extra_manifest: str = "",
+) -> str:
+    """Source of a small valid plugin module with one ``str -> str`` tool per name.
+
+    By default the plugin has one tool, ``<name>_ping``, so plugins never clash by accident.
+    """
+    tools = tools or (f"{name.replace('-', '_')}_ping",)
+    tool_defs = "\n".join(
+        f'''
+@tool
+def {t}(text: str) -> str:
+    """Echo the text back ({t})."""
+    return "{t}:" + text
+'''
+        for t in tools
+    )
+    return f"""
+from oracle_core import hookimpl, PluginManifest, tool
+{tool_defs}
+
+@hookimpl
+def oracle_manifest():
+    return PluginManifest(
+        name={name!r},
+        summary="The {name} plugin.",
+        when_to_use=["the user asks about {name}"],
+        visibility={visibility!r},
+        {extra_manifest}
+    )
+
+@hookimpl
+def oracle_tools():
+    return [{", ".join(tools)}]
+"""

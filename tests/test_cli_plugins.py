@@ -1,0 +1,110 @@
+"""``oracle plugins`` run as a subprocess against real distributions on the path."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from support import SitePackages, plugin_code
+
+ORACLE = [sys.executable, "-m", "oracle_core"]
+
+
+def run_oracle(site: SitePackages, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    environ = {
+        **os.environ,
+        "PYTHONPATH": str(site.root),
+        "ORACLE_HOME": str(site.root / "home"),
+        # Only the test's distributions: the ones this venv installs are not the subject here.
+        "ORACLE_LOAD_PLUGINS": env.pop("ORACLE_LOAD_PLUGINS", "alpha,beta,broken"),
+        **env,
+    }
+    return subprocess.run(
+        [*ORACLE, *args], env=environ, capture_output=True, text=True, timeout=60, check=False
+    )
+
+
+def install_sample(site: SitePackages) -> None:
+    site.add(
+        "oracle-plugin-alpha",
+        plugin_code("alpha", tools=("a1", "a2")),
+        entry_point="alpha",
+        version="1.0.0",
+    )
+    site.add(
+        "oracle-plugin-beta",
+        plugin_code("beta", visibility="always"),
+        entry_point="beta",
+        version="2.1.0",
+    )
+    site.add("oracle-plugin-broken", "raise RuntimeError('cannot start')\n", entry_point="broken")
+
+
+def test_plugins_prints_a_table_and_the_failures(site: SitePackages) -> None:
+    install_sample(site)
+
+    result = run_oracle(site, "plugins")
+
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].split() == ["PLUGIN", "DISTRIBUTION", "VERSION", "TIER", "TOOLS"]
+    assert lines[1].split() == ["alpha", "oracle-plugin-alpha", "1.0.0", "on-demand", "a1,", "a2"]
+    assert lines[2].split() == ["beta", "oracle-plugin-beta", "2.1.0", "always", "beta_ping"]
+    assert "Failed to load (1):" in result.stdout
+    assert (
+        "broken [oracle-plugin-broken]: import of 'oracle_plugin_broken' failed: RuntimeError: cannot start"
+        in result.stdout
+    )
+
+
+def test_plugins_json_parses_and_lists_plugins_and_failures(site: SitePackages) -> None:
+    install_sample(site)
+
+    result = run_oracle(site, "plugins", "--json")
+
+    report = json.loads(result.stdout)
+    assert [p["name"] for p in report["plugins"]] == ["alpha", "beta"]
+    assert report["plugins"][0]["tools"] == [
+        {"name": "a1", "visibility": "on-demand"},
+        {"name": "a2", "visibility": "on-demand"},
+    ]
+    assert report["failures"][0]["plugin"] == "broken"
+    assert report["failures"][0]["error"] == "PluginLoadError"
+
+
+def test_strict_mode_exits_non_zero_naming_the_plugin(site: SitePackages) -> None:
+    install_sample(site)
+
+    result = run_oracle(site, "plugins", ORACLE_STRICT_PLUGINS="1")
+
+    assert result.returncode == 1
+    assert "broken: import of 'oracle_plugin_broken' failed" in result.stderr
+
+
+def test_plugins_with_nothing_installed_says_how_to_get_some(site: SitePackages) -> None:
+    result = run_oracle(site, "plugins", ORACLE_LOAD_PLUGINS="")
+
+    assert result.returncode == 0
+    assert "No plugins installed" in result.stdout
+
+
+def test_plugins_does_not_import_litellm(site: SitePackages, tmp_path: Path) -> None:
+    install_sample(site)
+    probe = (
+        "import sys\nfrom oracle_core.cli import main\n"
+        "try:\n    main(['plugins'])\nexcept SystemExit:\n    pass\n"
+        "print('litellm' in sys.modules, file=sys.stderr)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe],
+        env={**os.environ, "PYTHONPATH": str(site.root), "ORACLE_HOME": str(tmp_path)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+    assert result.stderr.strip().endswith("False"), result.stderr

@@ -1,0 +1,141 @@
+"""``@tool`` turns typed functions into tools with a JSON schema and validated arguments."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import pytest
+from pydantic import BaseModel
+
+from oracle_core import ToolArgumentsError, ToolContext, ToolDefinitionError, tool
+
+
+@tool
+def forecast(city: str, days: int = 3, units: Literal["metric", "imperial"] = "metric") -> str:
+    """Get the weather forecast for a city.
+
+    Args:
+        city: Place name, e.g. "Lisbon".
+        days: How many days ahead,
+            between 1 and 7.
+        units: Unit system.
+    """
+    return f"{city}:{days}:{units}"
+
+
+def test_name_description_and_schema_come_from_the_function() -> None:
+    assert forecast.name == "forecast"
+    assert forecast.description == "Get the weather forecast for a city."
+    assert forecast.parameters == {
+        "type": "object",
+        "properties": {
+            "city": {"type": "string", "description": 'Place name, e.g. "Lisbon".'},
+            "days": {
+                "type": "integer",
+                "default": 3,
+                "description": "How many days ahead, between 1 and 7.",
+            },
+            "units": {
+                "type": "string",
+                "enum": ["metric", "imperial"],
+                "default": "metric",
+                "description": "Unit system.",
+            },
+        },
+        "required": ["city"],
+        "additionalProperties": False,
+    }
+
+
+def test_openai_schema_is_a_function_definition() -> None:
+    schema = forecast.openai_schema()
+
+    assert schema["type"] == "function"
+    assert schema["function"]["name"] == "forecast"
+    assert schema["function"]["parameters"] is forecast.parameters
+
+
+async def test_arguments_are_validated_and_coerced_before_the_call() -> None:
+    assert await forecast.call({"city": "Oslo", "days": "2"}) == "Oslo:2:metric"
+
+
+async def test_invalid_arguments_name_every_bad_field_and_never_call_the_function() -> None:
+    with pytest.raises(ToolArgumentsError) as caught:
+        await forecast.call({"days": "many", "colour": "red"})
+
+    message = str(caught.value)
+    assert message.startswith("invalid arguments for forecast:")
+    assert "city: Field required" in message
+    assert "days: Input should be a valid integer" in message
+    assert "colour: Extra inputs are not permitted" in message
+
+
+async def test_async_functions_become_tools() -> None:
+    @tool
+    async def shout(text: str) -> str:
+        """Shout the text."""
+        return text.upper()
+
+    assert shout.is_async
+    assert await shout.call({"text": "hi"}) == "HI"
+
+
+async def test_a_context_parameter_is_passed_in_and_left_out_of_the_schema() -> None:
+    @tool
+    def whoami(ctx: ToolContext, greeting: str = "hi") -> str:
+        """Say who is calling."""
+        return f"{greeting} {ctx.user_id} on {ctx.thread_id} via {ctx.plugin}"
+
+    assert list(whoami.parameters["properties"]) == ["greeting"]
+    context = ToolContext(thread_id="t1", plugin="me", user_id="ana")
+    assert await whoami.call({}, context) == "hi ana on t1 via me"
+
+
+def test_overrides_set_name_description_and_visibility() -> None:
+    @tool(name="get_time", description="Current time.", visibility="always")
+    def clock() -> str:
+        return "noon"
+
+    assert (clock.name, clock.description, clock.visibility) == (
+        "get_time",
+        "Current time.",
+        "always",
+    )
+
+
+class Point(BaseModel):
+    x: float
+    y: float
+
+
+def test_pydantic_models_are_accepted_as_parameters() -> None:
+    @tool
+    def distance(a: Point, b: Point) -> float:
+        """Distance between two points."""
+        return float(((a.x - b.x) ** 2 + (a.y - b.y) ** 2) ** 0.5)
+
+    assert distance.parameters["properties"]["a"] == {"$ref": "#/$defs/Point"}
+    assert distance.parameters["$defs"]["Point"]["required"] == ["x", "y"]
+    assert "title" not in distance.parameters["$defs"]["Point"]
+
+
+def test_a_parameter_without_a_type_hint_is_refused_with_the_fix() -> None:
+    with pytest.raises(ToolDefinitionError, match="parameter 'city' has no type hint: annotate it"):
+
+        @tool
+        def bad(city) -> str:  # type: ignore[no-untyped-def]
+            """Bad."""
+            return str(city)
+
+
+def test_a_tool_without_a_description_is_refused_with_the_fix() -> None:
+    with pytest.raises(ToolDefinitionError, match=r"has no description: add a docstring"):
+
+        @tool
+        def silent(x: int) -> int:
+            return x
+
+
+def test_an_unknown_visibility_is_refused() -> None:
+    with pytest.raises(ToolDefinitionError, match="visibility must be one of"):
+        tool(visibility="hidden")(forecast.function)  # type: ignore[arg-type]
