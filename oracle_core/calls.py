@@ -97,6 +97,7 @@ class ToolCall:
             capability gate runs only calls whose tool is among them.
         thread_id: the thread the call belongs to.
         run_id: the run making it.
+        loaded: the on-demand plugins loaded in the thread when the call runs.
     """
 
     id: str
@@ -105,6 +106,7 @@ class ToolCall:
     offered: frozenset[str]
     thread_id: str
     run_id: str
+    loaded: tuple[str, ...] = ()
 
 
 @dataclass

@@ -1,0 +1,11 @@
+"""Checkpointers persist thread state after every step of a run.
+
+- :class:`MemoryCheckpointer`: in process, for tests.
+- :class:`SQLiteCheckpointer`: one file under ``ORACLE_HOME``, the embedded default.
+"""
+
+from oracle_core.checkpointers.base import Checkpointer
+from oracle_core.checkpointers.memory import MemoryCheckpointer
+from oracle_core.checkpointers.sqlite import SQLiteCheckpointer
+
+__all__ = ["Checkpointer", "MemoryCheckpointer", "SQLiteCheckpointer"]

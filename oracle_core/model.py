@@ -1,0 +1,215 @@
+"""Models: the one thing the runtime asks for an assistant message.
+
+:class:`LiteLLMModel` talks to any provider litellm supports (change one string to switch);
+:class:`FunctionModel` answers from a Python function, for demos and tests.
+litellm is imported on first use only, so commands that never call a model never pay for it.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import os
+from abc import ABC, abstractmethod
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+from oracle_core.calls import Message, ModelRequest, ModelResponse, Usage
+from oracle_core.errors import OracleError
+
+
+class ModelError(OracleError):
+    """A model call failed for good (after litellm's retries, or not retryable)."""
+
+
+def import_litellm() -> Any:
+    """Import litellm with its price map read from the package, never downloaded."""
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    import litellm
+
+    litellm.telemetry = False
+    litellm.suppress_debug_info = True
+    return litellm
+
+
+class Model(ABC):
+    """Something that answers a :class:`ModelRequest` with an assistant message."""
+
+    name: str = "model"
+
+    @abstractmethod
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        """Answer ``request`` in one piece."""
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[str | ModelResponse]:
+        """Answer ``request`` as text pieces followed by the whole :class:`ModelResponse`.
+
+        The default streams the complete answer as one piece.
+        """
+        response = await self.complete(request)
+        if response.message.get("content"):
+            yield str(response.message["content"])
+        yield response
+
+
+def assistant_message(content: str | None, tool_calls: list[dict[str, Any]] | None) -> Message:
+    """An OpenAI assistant message; ``tool_calls`` is left out when empty."""
+    message: Message = {"role": "assistant", "content": content}
+    if tool_calls:
+        message["tool_calls"] = tool_calls
+    return message
+
+
+def _usage(raw: Any) -> Usage:
+    if raw is None:
+        return Usage()
+    get = raw.get if isinstance(raw, dict) else lambda k, d=0: getattr(raw, k, d)
+    return Usage(int(get("prompt_tokens", 0) or 0), int(get("completion_tokens", 0) or 0))
+
+
+class LiteLLMModel(Model):
+    """Calls ``litellm.acompletion``: any model string litellm knows works.
+
+    Args:
+        model: the litellm model string (``"openai/gpt-4o-mini"``, ``"anthropic/claude-..."``).
+        api_base: the provider's base URL (for self-hosted or OpenAI-compatible servers).
+        api_key: the key; by default litellm reads the provider's usual env variable.
+        num_retries: retries litellm makes for errors it deems retryable (429, 5xx, timeouts).
+        timeout: seconds one attempt may take.
+        options: more keyword arguments for ``acompletion`` (``temperature``, ...).
+    """
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_base: str | None = None,
+        api_key: str | None = None,
+        num_retries: int = 2,
+        timeout: float = 120.0,
+        **options: Any,
+    ) -> None:
+        self.name = model
+        self.api_base = api_base
+        self.api_key = api_key
+        self.num_retries = num_retries
+        self.timeout = timeout
+        self.options = options
+
+    def _arguments(self, request: ModelRequest) -> dict[str, Any]:
+        arguments: dict[str, Any] = {
+            "model": request.model or self.name,
+            "messages": request.openai_messages(),
+            "num_retries": self.num_retries,
+            "timeout": self.timeout,
+            **self.options,
+            **request.options,
+        }
+        if request.tools:
+            arguments["tools"] = request.openai_tools()
+        if self.api_base:
+            arguments["api_base"] = self.api_base
+        if self.api_key:
+            arguments["api_key"] = self.api_key
+        return arguments
+
+    async def _acompletion(self, **arguments: Any) -> Any:
+        litellm = import_litellm()
+        try:
+            return await litellm.acompletion(**arguments)
+        except Exception as error:
+            status = getattr(error, "status_code", None)
+            where = f" (HTTP {status})" if status else ""
+            raise ModelError(
+                f"model call to {arguments['model']!r} failed{where}: {type(error).__name__}: {error}"
+            ) from error
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        response = await self._acompletion(**self._arguments(request))
+        message = response.choices[0].message
+        tool_calls = [
+            {
+                "id": call.id,
+                "type": "function",
+                "function": {
+                    "name": call.function.name,
+                    "arguments": call.function.arguments or "",
+                },
+            }
+            for call in (message.tool_calls or [])
+        ]
+        return ModelResponse(
+            assistant_message(message.content, tool_calls), _usage(getattr(response, "usage", None))
+        )
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[str | ModelResponse]:
+        arguments = self._arguments(request)
+        arguments.update(stream=True, stream_options={"include_usage": True})
+        stream = await self._acompletion(**arguments)
+        text: list[str] = []
+        calls: dict[int, dict[str, Any]] = {}
+        usage = Usage()
+        try:
+            async for chunk in stream:
+                if getattr(chunk, "usage", None):
+                    usage = _usage(chunk.usage)
+                if not chunk.choices:
+                    continue
+                delta = chunk.choices[0].delta
+                if getattr(delta, "content", None):
+                    text.append(delta.content)
+                    yield delta.content
+                for piece in getattr(delta, "tool_calls", None) or []:
+                    call = calls.setdefault(
+                        piece.index or 0,
+                        {"id": "", "type": "function", "function": {"name": "", "arguments": ""}},
+                    )
+                    call["id"] = piece.id or call["id"]
+                    if piece.function is not None:
+                        call["function"]["name"] += piece.function.name or ""
+                        call["function"]["arguments"] += piece.function.arguments or ""
+        except ModelError:
+            raise
+        except Exception as error:
+            raise ModelError(
+                f"model stream from {self.name!r} failed: {type(error).__name__}: {error}"
+            ) from error
+        tool_calls = [calls[i] for i in sorted(calls)]
+        yield ModelResponse(assistant_message("".join(text) or None, tool_calls), usage)
+
+
+ModelFunction = Callable[
+    [ModelRequest], "ModelResponse | Message | str | Awaitable[ModelResponse | Message | str]"
+]
+
+
+class FunctionModel(Model):
+    """A model whose answers come from a Python function of the request.
+
+    The function may return a :class:`ModelResponse`, an assistant message dict, or a
+    plain string (a final text answer); it may be sync or async.
+    """
+
+    def __init__(self, function: ModelFunction, *, name: str = "function") -> None:
+        self.function = function
+        self.name = name
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        result = self.function(request)
+        if inspect.isawaitable(result):
+            result = await result
+        if isinstance(result, ModelResponse):
+            return result
+        if isinstance(result, str):
+            return ModelResponse(assistant_message(result, None))
+        if isinstance(result, dict):
+            return ModelResponse(assistant_message(result.get("content"), result.get("tool_calls")))
+        raise TypeError(
+            f"model function returned {type(result).__name__}; return a str, dict or ModelResponse"
+        )
+
+
+def tool_call(name: str, arguments: dict[str, Any] | str, call_id: str) -> dict[str, Any]:
+    """An OpenAI tool call entry, for scripted models."""
+    text = arguments if isinstance(arguments, str) else json.dumps(arguments)
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": text}}

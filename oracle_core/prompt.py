@@ -1,0 +1,52 @@
+"""The system prompt, and the Tier-1 block that advertises ``always`` plugins."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+
+from oracle_core.registry import Plugin
+
+DEFAULT_INSTRUCTIONS = (
+    "You are a helpful assistant. Use the tools you are given when they help; "
+    "answer directly when they do not."
+)
+"""The system prompt's opening when an oracle is not given its own instructions."""
+
+TIER1_HEADER = "## Available Capabilities"
+TIER1_FOOTER = (
+    "For more capabilities, call `list_capabilities()` to see what else is available,\n"
+    'then `load_capability({ names: ["cap1", "cap2"] })` to make their tools available in one call.'
+)
+
+
+def tier1_entry(plugin: Plugin) -> str:
+    """One plugin's entry in the Tier-1 block."""
+    manifest = plugin.manifest
+    lines = [f"- **{manifest.name}** — {manifest.summary}"]
+    if manifest.when_to_use:
+        lines.append(f"  - When to use: {'; '.join(manifest.when_to_use[:2])}")
+    if manifest.when_not_to_use:
+        lines.append(f"  - Avoid for: {manifest.when_not_to_use[0]}")
+    if manifest.examples:
+        example = manifest.examples[0]
+        args = json.dumps(example.args, separators=(",", ":"), ensure_ascii=False)
+        lines.append(f'  - Example: "{example.user}" → {example.tool}({args})')
+    return "\n".join(lines)
+
+
+def tier1_block(plugins: Iterable[Plugin]) -> str:
+    """The Tier-1 block for the ``always`` plugins among ``plugins`` ("" when there are none).
+
+    Entries are sorted by name. The cost of on-demand plugins is zero: they never appear.
+    """
+    always = sorted((p for p in plugins if p.visibility == "always"), key=lambda p: p.name)
+    if not always:
+        return ""
+    entries = "\n".join(tier1_entry(p) for p in always)
+    return f"{TIER1_HEADER}\n\n{entries}\n\n{TIER1_FOOTER}"
+
+
+def system_prompt(instructions: str, block: str) -> str:
+    """The system prompt: the oracle's instructions, then the Tier-1 block if there is one."""
+    return f"{instructions}\n\n{block}" if block else instructions

@@ -1,0 +1,79 @@
+"""Thread state: a conversation's messages, its loaded plugins, and its runs."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+from oracle_core.calls import Message, Usage
+
+RunStatus = Literal["running", "completed", "failed", "cancelled"]
+"""A run's status; a later release adds waiting statuses (approvals, connections)."""
+
+
+@dataclass
+class RunRecord:
+    """One run: one user message worked to an answer on one thread.
+
+    Attributes:
+        id: the run id.
+        thread_id: the thread it works on.
+        status: ``running`` until it ends as ``completed``, ``failed`` or ``cancelled``.
+        steps: model calls made so far.
+        usage: tokens the provider reported, summed over the run's model calls.
+        error: why it failed, for a failed run.
+        created_at: when it started (Unix seconds).
+        updated_at: when it last saved (Unix seconds).
+    """
+
+    id: str
+    thread_id: str
+    status: RunStatus = "running"
+    steps: int = 0
+    usage: Usage = field(default_factory=Usage)
+    error: str | None = None
+    created_at: float = field(default_factory=time.time)
+    updated_at: float = field(default_factory=time.time)
+
+    def to_json(self) -> dict[str, Any]:
+        """The record as JSON-ready data."""
+        data = asdict(self)
+        data["usage"] = self.usage.as_dict()
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> RunRecord:
+        """Rebuild a record saved with :meth:`to_json`."""
+        usage = data.get("usage") or {}
+        return cls(
+            **{k: v for k, v in data.items() if k != "usage"},
+            usage=Usage(usage.get("prompt_tokens", 0), usage.get("completion_tokens", 0)),
+        )
+
+
+@dataclass
+class ThreadState:
+    """Everything saved about one thread.
+
+    Attributes:
+        thread_id: the thread's id.
+        messages: the conversation in OpenAI format (no system message); keys starting with
+            ``_`` are the core's bookkeeping (e.g. the tools offered with a request) and are
+            never sent to the model.
+        loaded_plugins: on-demand plugins loaded in this thread, in load order; it only grows.
+        runs: the thread's runs, oldest first.
+    """
+
+    thread_id: str
+    messages: list[Message] = field(default_factory=list)
+    loaded_plugins: list[str] = field(default_factory=list)
+    runs: list[RunRecord] = field(default_factory=list)
+
+    @property
+    def usage(self) -> Usage:
+        """Tokens used by every run of the thread."""
+        total = Usage()
+        for run in self.runs:
+            total = total + run.usage
+        return total
