@@ -109,7 +109,9 @@ class _Assembler:
                 )
                 return None
         try:
-            self.manager.register(obj, name=f"{source.distribution or 'code'}:{source.name}")
+            self.manager.register(
+                obj, name=f"{source.distribution}:{source.name}" if source.distribution else None
+            )
         except Exception as error:  # pluggy: bad hookimpl signatures, double registration
             self.fail(PluginLoadError(f"could not be registered: {error}", **where))
             return None

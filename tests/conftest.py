@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import asyncio
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any, Protocol
 
 import pytest
 from support import SitePackages
+
+from oracle_core import Oracle, Settings
+from oracle_core.checkpointers import MemoryCheckpointer
+from oracle_core.testing.openai_server import FakeOpenAI
 
 
 @pytest.fixture
@@ -20,3 +26,32 @@ def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[SitePackag
     yield packages
     for module in packages.modules:
         sys.modules.pop(module, None)
+
+
+@pytest.fixture
+def fake_openai() -> Iterator[FakeOpenAI]:
+    """An OpenAI-compatible server on 127.0.0.1 that the test scripts."""
+    with FakeOpenAI() as server:
+        yield server
+
+
+class MakeOracle(Protocol):
+    def __call__(self, *plugins: object, **options: Any) -> Oracle: ...
+
+
+@pytest.fixture
+def make_oracle(fake_openai: FakeOpenAI, tmp_path: Path) -> Iterator[MakeOracle]:
+    """Build oracles from plugins given in code, talking to ``fake_openai`` through litellm."""
+    made: list[Oracle] = []
+
+    def make(*plugins: object, **options: Any) -> Oracle:
+        options.setdefault("checkpointer", MemoryCheckpointer())
+        options.setdefault("model", fake_openai.model())
+        options.setdefault("settings", Settings.from_env({"ORACLE_HOME": str(tmp_path / "home")}))
+        oracle = Oracle(list(plugins), entry_points=False, **options)
+        made.append(oracle)
+        return oracle
+
+    yield make
+    for oracle in made:
+        asyncio.run(oracle.close())

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import textwrap
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from oracle_core import Oracle, Settings
+from oracle_core import Oracle, PluginManifest, Settings, Tool, hookimpl
 
 
 @dataclass
@@ -91,3 +92,64 @@ def oracle_manifest():
 def oracle_tools():
     return [{", ".join(tools)}]
 """
+
+
+class CodePlugin:
+    """A plugin given in code: an object whose methods are the hook implementations.
+
+    ``calls`` records every call of its tools as ``(tool name, arguments)``, so a test can
+    prove a refused tool's function was never entered.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        visibility: str = "on-demand",
+        tools: tuple[str, ...] | None = None,
+        tool_visibility: dict[str, str] | None = None,
+        **manifest: object,
+    ) -> None:
+        from oracle_core import tool as make_tool
+
+        self.name = name
+        self.calls: list[tuple[str, dict[str, object]]] = []
+        self.manifest_fields: dict[str, object] = {
+            "name": name,
+            "summary": f"The {name} plugin.",
+            "when_to_use": [f"the user asks about {name}"],
+            "visibility": visibility,
+            **manifest,
+        }
+        overrides = tool_visibility or {}
+        self.tools = []
+        for tool_name in tools or (f"{name}_tool",):
+
+            def run(text: str = "", _name: str = tool_name) -> str:
+                self.calls.append((_name, {"text": text}))
+                return f"{_name} says {text}"
+
+            run.__doc__ = f"The {tool_name} tool of {name}."
+            self.tools.append(
+                make_tool(name=tool_name, visibility=overrides.get(tool_name))(  # type: ignore[arg-type]
+                    _without_private(run)
+                )
+            )
+
+    @hookimpl
+    def oracle_manifest(self) -> PluginManifest:
+        return PluginManifest.model_validate(self.manifest_fields)
+
+    @hookimpl
+    def oracle_tools(self) -> list[Tool]:
+        return list(self.tools)
+
+
+def _without_private(fn: Callable[..., str]) -> Callable[..., str]:
+    """Hide the ``_name`` default from the tool schema by wrapping ``fn``."""
+
+    def wrapper(text: str = "") -> str:
+        return fn(text)
+
+    wrapper.__doc__ = fn.__doc__
+    return wrapper

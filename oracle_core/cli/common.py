@@ -3,21 +3,40 @@
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
 if TYPE_CHECKING:
     from oracle_core.oracle import Oracle
 
+model_option = click.option(
+    "--model",
+    envvar="ORACLE_MODEL",
+    help="A litellm model string [env: ORACLE_MODEL]; unset: the offline demo model.",
+)
+api_base_option = click.option(
+    "--api-base",
+    envvar="ORACLE_API_BASE",
+    help="The model server's base URL [env: ORACLE_API_BASE].",
+)
+thread_option = click.option(
+    "--thread", default="default", show_default=True, help="The conversation thread."
+)
+json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON for machines.")
 
-def build_oracle() -> Oracle:
-    """Build the oracle from the environment, turning a strict-mode failure into exit code 1."""
+
+def build_oracle(**settings: Any) -> Oracle:
+    """Build the oracle from the environment (``settings`` override it).
+
+    A strict-mode plugin failure becomes exit code 1 with the plugins named on stderr.
+    """
     from oracle_core.errors import StrictPluginError
     from oracle_core.oracle import Oracle
+    from oracle_core.settings import Settings
 
     try:
-        return Oracle()
+        return Oracle(settings=Settings.from_env(**settings))
     except StrictPluginError as error:
         click.echo(f"oracle: {error}", err=True)
         sys.exit(1)

@@ -157,7 +157,7 @@ class FakeOpenAI:
         server.daemon_threads = True
         self._server = server
         self._thread = threading.Thread(
-            target=server.serve_forever, name="fake-openai", daemon=True
+            target=server.serve_forever, args=(0.02,), name="fake-openai", daemon=True
         )
         self._thread.start()
         return self

@@ -1,0 +1,51 @@
+"""``oracle prompt``: exactly what the next model call of a thread would get, in tokens."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import click
+
+from oracle_core.cli.common import build_oracle, json_option, thread_option
+
+
+def _render(report: dict[str, Any]) -> str:
+    tokens = report["tokens"]
+    loaded = ", ".join(report["loaded_plugins"]) or "nothing"
+    lines = [
+        f"Thread {report['thread_id']!r} (loaded: {loaded}), model {report['model']}",
+        "",
+        f"=== System prompt ({tokens['tier1']} tokens of Tier-1 block) ===",
+        report["system_prompt"],
+        "",
+        f"=== Tools ({tokens['meta_tools']} tokens of meta-tools, {tokens['tool_schemas']} of tool schemas) ===",
+    ]
+    width = max(len(name) for name in tokens["per_tool"])
+    for name, count in tokens["per_tool"].items():
+        lines.append(f"  {name.ljust(width)}  {count:>5}")
+    lines += [
+        "",
+        f"=== Messages: {tokens['messages']} tokens (instructions included) ===",
+        f"Total: {tokens['total']} tokens",
+    ]
+    lines += [f"Warning: {w}" for w in report["warnings"]]
+    return "\n".join(lines)
+
+
+@click.command("prompt")
+@thread_option
+@json_option
+def prompt_command(thread: str, as_json: bool) -> None:
+    """Show the exact system prompt and tools the next model call of a thread gets."""
+    oracle = build_oracle()
+
+    async def report() -> dict[str, Any]:
+        try:
+            return await oracle.prompt_report(thread)
+        finally:
+            await oracle.close()
+
+    data = asyncio.run(report())
+    click.echo(json.dumps(data, indent=2, ensure_ascii=False) if as_json else _render(data))

@@ -1,0 +1,143 @@
+"""``oracle ask`` and ``oracle prompt`` as subprocesses, against the fake model over HTTP."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from support import SitePackages, plugin_code
+
+from oracle_core.testing.openai_server import FakeOpenAI, Reply
+
+
+@pytest.fixture
+def run_oracle(site: SitePackages, fake_openai: FakeOpenAI):  # type: ignore[no-untyped-def]
+    site.add(
+        "oracle-plugin-weather",
+        plugin_code("weather", tools=("get_forecast",)),
+        entry_point="weather",
+    )
+    site.add(
+        "oracle-plugin-notes",
+        plugin_code("notes", visibility="always", tools=("note",)),
+        entry_point="notes",
+    )
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        env = {
+            **os.environ,
+            "PYTHONPATH": str(site.root),
+            "ORACLE_HOME": str(site.root / "home"),
+            "ORACLE_LOAD_PLUGINS": "weather,notes",
+            "ORACLE_MODEL": "openai/fake-model",
+            "ORACLE_API_BASE": fake_openai.url,
+            "OPENAI_API_KEY": "sk-fake",
+        }
+        return subprocess.run(
+            [sys.executable, "-m", "oracle_core", *args],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+
+    return run
+
+
+def test_ask_prints_the_answer_and_loads_persist_across_two_asks_on_a_thread(
+    run_oracle, fake_openai: FakeOpenAI
+) -> None:  # type: ignore[no-untyped-def]
+    fake_openai.script(
+        Reply.call("load_capability", {"names": ["weather"]}),
+        Reply.call("get_forecast", {"text": "Porto"}),
+        Reply.text("Rain in Porto."),
+        Reply.text("Still rain."),
+    )
+
+    first = run_oracle("ask", "Weather in Porto?", "--thread", "trip")
+    second = run_oracle("ask", "And tomorrow?", "--thread", "trip")
+
+    assert first.returncode == 0, first.stderr
+    assert first.stdout == "Rain in Porto.\n"
+    assert second.stdout == "Still rain.\n"
+    assert fake_openai.requests[0].tool_names == ["list_capabilities", "load_capability", "note"]
+    assert fake_openai.requests[3].tool_names == [
+        "list_capabilities",
+        "load_capability",
+        "note",
+        "get_forecast",
+    ]
+    assert [m["role"] for m in fake_openai.requests[3].messages] == [
+        "system", "user", "assistant", "tool", "assistant", "tool", "assistant", "user",
+    ]  # fmt: skip
+
+
+def test_ask_json_shows_the_whole_turn(run_oracle, fake_openai: FakeOpenAI) -> None:  # type: ignore[no-untyped-def]
+    fake_openai.script(
+        Reply(tool_calls=[("load_capability", {"names": ["weather"]})], usage=(100, 7)),
+        Reply(content="Done.", usage=(150, 3)),
+    )
+
+    result = run_oracle("ask", "hi", "--json")
+
+    turn = json.loads(result.stdout)
+    assert turn["status"] == "completed"
+    assert turn["answer"] == "Done."
+    assert turn["loaded"] == ["weather"]
+    assert turn["usage"] == {"prompt_tokens": 250, "completion_tokens": 10, "total_tokens": 260}
+    kinds = [e["type"] for e in turn["events"]]
+    assert kinds == [
+        "run_started", "model_call", "usage", "tool_call", "tool_result", "capability_loaded",
+        "model_call", "usage", "done",
+    ]  # fmt: skip
+    split = turn["events"][1]["tokens"]
+    assert (
+        split["total"]
+        == split["tier1"] + split["meta_tools"] + split["tool_schemas"] + split["messages"]
+    )
+    assert split["tier1"] > 0
+
+
+def test_ask_reports_a_model_error_cleanly(run_oracle, fake_openai: FakeOpenAI) -> None:  # type: ignore[no-untyped-def]
+    fake_openai.script(*[Reply.error(400, "bad request: context too long")] * 5)
+
+    result = run_oracle("ask", "hi")
+
+    assert result.returncode == 1
+    assert "failed" in result.stderr
+    assert "context too long" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_prompt_shows_what_the_next_call_gets_with_token_counts(
+    run_oracle, fake_openai: FakeOpenAI
+) -> None:  # type: ignore[no-untyped-def]
+    fake_openai.script(Reply.call("load_capability", {"names": ["weather"]}), Reply.text("ok"))
+    run_oracle("ask", "hi", "--thread", "t1")
+
+    report = json.loads(run_oracle("prompt", "--thread", "t1", "--json").stdout)
+    text = run_oracle("prompt", "--thread", "t1").stdout
+
+    assert report["loaded_plugins"] == ["weather"]
+    assert [t["function"]["name"] for t in report["tools"]] == [
+        "list_capabilities",
+        "load_capability",
+        "note",
+        "get_forecast",
+    ]
+    assert "## Available Capabilities" in report["system_prompt"]
+    assert (
+        report["tokens"]["meta_tools"]
+        == report["tokens"]["per_tool"]["list_capabilities"]
+        + report["tokens"]["per_tool"]["load_capability"]
+    )
+    assert (
+        report["tokens"]["tool_schemas"]
+        == report["tokens"]["per_tool"]["note"] + report["tokens"]["per_tool"]["get_forecast"]
+    )
+    assert "Thread 't1' (loaded: weather)" in text
+    assert f"Total: {report['tokens']['total']} tokens" in text
