@@ -246,18 +246,16 @@ class Oracle:
             lock = self._locks[thread_id] = asyncio.Lock()
         return lock
 
-    async def stream(
+    def stream(
         self, thread_id: str, message: str, *, user_id: str = "default", text_deltas: bool = True
     ) -> AsyncIterator[Event]:
         """Run one user message on ``thread_id``, yielding events as they happen.
 
         Runs on one thread are serialized; the last event is always
-        :class:`~oracle_core.events.RunFinished`.
+        :class:`~oracle_core.events.RunFinished`. Closing the iterator early (``aclose()``)
+        cancels the run and saves it as ``cancelled``.
         """
-        await self.start()
-        run = Run(self, thread_id, message, user_id=user_id, stream=text_deltas)
-        async for event in run.events():
-            yield event
+        return Run(self, thread_id, message, user_id=user_id, stream=text_deltas).events()
 
     async def run(self, thread_id: str, message: str, *, user_id: str = "default") -> RunResult:
         """Run one user message on ``thread_id`` to its answer and return the whole run."""

@@ -191,13 +191,14 @@ class Run:
     async def events(self) -> AsyncIterator[Event]:
         """Run to the end, yielding events; state is saved after every step."""
         oracle = self.oracle
+        await oracle.start()
         async with oracle.thread_lock(self.thread_id):
             state = await oracle.checkpointer.load(self.thread_id)
             self.messages, self.loaded = state.messages, state.loaded_plugins
             opening = [*self._interrupted_results(), {"role": "user", "content": self.message}]
             await self._save(opening)
-            yield RunStarted(self.record.id, self.thread_id)
             try:
+                yield RunStarted(self.record.id, self.thread_id)
                 async for event in self._steps():
                     yield event
             except (asyncio.CancelledError, GeneratorExit):
@@ -211,11 +212,7 @@ class Run:
                 self.record.error = str(error)
                 await self._save([])
             yield RunFinished(
-                self.record.id,
-                self.record.status,
-                self.answer,
-                self.record.usage,
-                self.record.error,
+                self.record.id, self.record.status, self.answer, self.record.usage, self.record.error
             )
 
     def _interrupted_results(self) -> list[Message]:
