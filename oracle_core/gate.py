@@ -10,7 +10,7 @@ model which capability to load, and names no other hidden tool.
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
 
 from oracle_core.calls import ToolCall, ToolResult
 from oracle_core.meta_tools import LOAD_CAPABILITY
@@ -18,13 +18,17 @@ from oracle_core.middleware import Middleware, ToolHandler
 from oracle_core.registry import BoundTool, Registry
 
 
-def visible_tools(registry: Registry, loaded: Collection[str]) -> list[BoundTool]:
-    """The plugin tools the model may see in a thread with ``loaded`` plugins, in registry order."""
-    return [
-        bound
-        for bound in registry.tools.values()
-        if bound.visibility in ("always", "silent") or bound.plugin.name in loaded
-    ]
+def visible_tools(registry: Registry, loaded: Sequence[str]) -> list[BoundTool]:
+    """The plugin tools the model may see in a thread with ``loaded`` plugins.
+
+    First every tool whose effective visibility is ``always`` or ``silent``, in registry
+    order; then the on-demand tools of each loaded plugin, in load order. A load only ever
+    appends to the list, so the prompt prefix a provider may cache stays unchanged.
+    """
+    shown = list(registry.standing_tools)
+    for name in dict.fromkeys(loaded):
+        shown += registry.on_demand_tools.get(name, ())
+    return shown
 
 
 def refusal(registry: Registry, name: str, loaded: Sequence[str]) -> str:

@@ -78,7 +78,7 @@ class Oracle:
         self._model = model
         self._checkpointer = checkpointer
         self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
-        self._visible: dict[frozenset[str], list[Tool]] = {}
+        self._visible: dict[tuple[str, ...], list[Tool]] = {}
         self._started = False
 
     def _assemble(
@@ -177,7 +177,7 @@ class Oracle:
 
     def tools_for(self, loaded: Sequence[str]) -> list[Tool]:
         """The tools the model sees in a thread with ``loaded`` plugins: meta-tools first."""
-        key = frozenset(loaded)
+        key = tuple(loaded)
         tools = self._visible.get(key)
         if tools is None:
             tools = [*META_TOOLS, *(b.tool for b in visible_tools(self.registry, key))]

@@ -87,10 +87,19 @@ class Registry:
         self.reindex()
 
     def reindex(self) -> None:
-        """Rebuild the tool index after ``plugins`` changed."""
+        """Rebuild the tool indexes after ``plugins`` changed."""
         self._tools = {
             t.name: BoundTool(t, plugin) for plugin in self.plugins.values() for t in plugin.tools
         }
+        self.standing_tools: list[BoundTool] = [
+            b for b in self._tools.values() if b.visibility in ("always", "silent")
+        ]
+        """Tools shown on every model call: effective visibility ``always`` or ``silent``."""
+        self.on_demand_tools: dict[str, list[BoundTool]] = {}
+        """Each plugin's tools that are shown only once the plugin is loaded in a thread."""
+        for bound in self._tools.values():
+            if bound.visibility == "on-demand":
+                self.on_demand_tools.setdefault(bound.plugin.name, []).append(bound)
 
     @property
     def tools(self) -> Mapping[str, BoundTool]:

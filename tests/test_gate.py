@@ -36,9 +36,28 @@ async def test_always_and_silent_tools_are_shown_every_turn_on_demand_ones_only_
     assert fake_openai.requests[1].tool_names == [
         *META,
         "memory_tool",
-        "weather_tool",
         "audit_tool",
+        "weather_tool",
     ]
+
+
+async def test_loaded_tools_are_appended_in_load_order_so_the_prompt_prefix_stays_stable(
+    make_oracle: MakeOracle, fake_openai: FakeOpenAI
+) -> None:
+    oracle = make_oracle(
+        CodePlugin("alpha"), CodePlugin("beta"), CodePlugin("memory", visibility="always")
+    )
+    fake_openai.script(
+        Reply.call("load_capability", {"names": ["beta"]}),
+        Reply.call("load_capability", {"names": ["alpha"]}),
+        Reply.text("ok"),
+    )
+
+    await oracle.run("t", "hi")
+
+    shown = [r.tool_names for r in fake_openai.requests]
+    assert shown[1] == [*META, "memory_tool", "beta_tool"]
+    assert shown[2] == [*META, "memory_tool", "beta_tool", "alpha_tool"]
 
 
 async def test_a_load_is_visible_on_the_very_next_model_call(

@@ -203,6 +203,10 @@ def _completion(reply: Reply, request: SeenRequest) -> tuple[dict[str, Any], lis
 def _handler(owner: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        # Without these, headers and body go out as separate small segments and Nagle's
+        # algorithm meets delayed ACKs: every response would wait ~40 ms.
+        disable_nagle_algorithm = True
+        wbufsize = 64 * 1024
 
         def log_message(self, format: str, *args: Any) -> None:  # quiet
             return

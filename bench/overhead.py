@@ -1,0 +1,160 @@
+"""The framework's own overhead per model call, with 1, 100 and 1,000 installed plugins.
+
+Each plugin has 4 tools (from Seal-Tools). For each catalog size the script measures:
+
+- start-up: discovering, importing and assembling the plugins;
+- per model call, in microseconds: the gate (tool list for the thread), prompt assembly
+  (system prompt and messages), schema building (OpenAI tool definitions), token split, and
+  the state save (one SQLite step);
+- a whole ``Oracle.run`` (one model call that answers) against the fake OpenAI server on
+  127.0.0.1, next to a bare ``litellm.acompletion`` to the same server with the same
+  messages and tools, and their ratio.
+
+Run: ``.venv/bin/python bench/overhead.py [--runs 60]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from catalog import write_catalog
+
+from oracle_core import Oracle, Settings
+from oracle_core.checkpointers import SQLiteCheckpointer
+from oracle_core.model import import_litellm
+from oracle_core.testing.openai_server import FakeOpenAI, Reply
+
+
+def micro(fn: Callable[[], Any], repeat: int = 200) -> float:
+    """Median microseconds of ``fn()``."""
+    samples = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        samples.append((time.perf_counter() - start) * 1e6)
+    return statistics.median(samples)
+
+
+async def amicro(fn: Callable[[], Awaitable[Any]], repeat: int) -> float:
+    """Median milliseconds of ``await fn()``."""
+    samples = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        await fn()
+        samples.append((time.perf_counter() - start) * 1e3)
+    return statistics.median(samples)
+
+
+async def measure(plugins: int, runs: int, server: FakeOpenAI, work: Path) -> dict[str, float]:
+    site = work / f"site{plugins}"
+    site.mkdir()
+    names = write_catalog(site, plugins)
+    sys.path.insert(0, str(site))
+    start = time.perf_counter()
+    oracle = Oracle(
+        settings=Settings.from_env({"ORACLE_HOME": str(work)}),
+        path=[str(site)],
+        model=server.model(num_retries=0),
+        checkpointer=SQLiteCheckpointer(work / f"bench{plugins}.db"),
+    )
+    startup = time.perf_counter() - start
+    assert len(oracle.registry) == plugins, oracle.registry.failures[:3]
+    loaded = names[:1]  # one plugin loaded in the thread: 2 meta-tools + 4 tool schemas shown
+    messages = [{"role": "user", "content": "What is the weather like in Lisbon today?"}]
+
+    oracle._visible.clear()
+    gate = micro(lambda: (oracle._visible.clear(), oracle.tools_for(loaded)))
+    request = oracle.build_request("t", "r", 1, messages, loaded)
+    prompt = micro(lambda: request.openai_messages())
+    schemas = micro(lambda: request.openai_tools())
+    split = micro(lambda: oracle.token_split(request))
+    store = oracle.checkpointer
+    counter = iter(range(10**9))
+
+    async def save() -> None:
+        await store.append(f"save{next(counter)}", base=0, messages=messages, loaded=loaded)
+
+    save_us = await amicro(save, 200) * 1e3
+
+    server.respond_with(lambda _request: Reply.text("It is sunny."))
+    await store.append("warm", base=0, loaded=loaded)
+    await oracle.run("warm", "warm up")
+    threads = iter(range(10**9))
+
+    async def one_run() -> None:
+        thread = f"thread{next(threads)}"
+        await store.append(thread, base=0, loaded=loaded)
+        await oracle.run(thread, "What is the weather like in Lisbon today?")
+
+    run_ms = await amicro(one_run, runs)
+
+    litellm = import_litellm()
+    bare_request = oracle.build_request("bare", "r", 1, messages, loaded)
+
+    async def bare() -> None:
+        await litellm.acompletion(
+            model=server.model().name,
+            messages=bare_request.openai_messages(),
+            tools=bare_request.openai_tools(),
+            api_base=server.url,
+            api_key="sk-fake",
+        )
+
+    await bare()
+    bare_ms = await amicro(bare, runs)
+    await oracle.close()
+    return {
+        "plugins": plugins,
+        "startup_s": startup,
+        "gate_us": gate,
+        "prompt_us": prompt,
+        "schemas_us": schemas,
+        "split_us": split,
+        "save_us": save_us,
+        "run_ms": run_ms,
+        "bare_ms": bare_ms,
+    }
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--runs", type=int, default=60, help="runs per measurement (median reported)"
+    )
+    parser.add_argument("--sizes", default="1,100,1000", help="catalog sizes")
+    args = parser.parse_args()
+    rows = []
+    with tempfile.TemporaryDirectory() as folder, FakeOpenAI() as server:
+        for size in [int(s) for s in args.sizes.split(",")]:
+            print(f"measuring {size} plugins...", file=sys.stderr, flush=True)
+            rows.append(await measure(size, args.runs, server, Path(folder)))
+    header = (
+        f"{'plugins':>8} {'startup s':>10} {'gate us':>8} {'prompt us':>10} {'schemas us':>11} "
+        f"{'split us':>9} {'save us':>8} {'run ms':>8} {'bare ms':>8} {'ratio':>6} {'overhead ms':>12}"
+    )
+    print(header)
+    print("-" * len(header))
+    for r in rows:
+        print(
+            f"{r['plugins']:>8} {r['startup_s']:>10.2f} {r['gate_us']:>8.1f} {r['prompt_us']:>10.1f} "
+            f"{r['schemas_us']:>11.1f} {r['split_us']:>9.1f} {r['save_us']:>8.1f} {r['run_ms']:>8.2f} "
+            f"{r['bare_ms']:>8.2f} {r['run_ms'] / r['bare_ms']:>6.2f} {r['run_ms'] - r['bare_ms']:>12.2f}"
+        )
+    print(
+        "\nrun ms: a whole Oracle.run (one model call, state saved at each step) through litellm to the\n"
+        "fake server; bare ms: litellm.acompletion alone with the same messages and tools."
+    )
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
