@@ -17,6 +17,7 @@ from oracle_core.errors import (
     ThreadConflictError,
     ToolArgumentsError,
     ToolDefinitionError,
+    ToolError,
 )
 from oracle_core.hookspecs import hookimpl, hookspec
 from oracle_core.manifest import Example, ManifestWarning, PluginManifest, Visibility
@@ -55,6 +56,7 @@ __all__ = [
     "ToolCall",
     "ToolContext",
     "ToolDefinitionError",
+    "ToolError",
     "ToolResult",
     "Usage",
     "Visibility",

@@ -74,6 +74,14 @@ class ToolDefinitionError(OracleError, TypeError):
     """A function cannot be turned into a tool (missing type hint, no description, ...)."""
 
 
+class ToolError(OracleError):
+    """Raise from a tool for an expected failure (unknown place, bad unit, ...).
+
+    The message goes to the model as the tool's error, without a traceback in the log:
+    it is an answer, not a crash. Any other exception is logged with its traceback.
+    """
+
+
 class ToolArgumentsError(OracleError, ValueError):
     """Arguments given to a tool do not fit its schema.
 

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from oracle_core.calls import Message, ModelRequest, ModelResponse, ToolCall, ToolResult, Usage
 from oracle_core.context import ToolContext
-from oracle_core.errors import OracleError, ToolArgumentsError
+from oracle_core.errors import OracleError, ToolArgumentsError, ToolError
 from oracle_core.events import (
     CapabilityLoaded,
     Event,
@@ -212,7 +212,11 @@ class Run:
                 self.record.error = str(error)
                 await self._save([])
             yield RunFinished(
-                self.record.id, self.record.status, self.answer, self.record.usage, self.record.error
+                self.record.id,
+                self.record.status,
+                self.answer,
+                self.record.usage,
+                self.record.error,
             )
 
     def _interrupted_results(self) -> list[Message]:
@@ -384,7 +388,7 @@ class Run:
         async with semaphore:
             try:
                 value = await asyncio.wait_for(bound.tool.call(arguments, context), timeout)
-            except ToolArgumentsError as error:
+            except (ToolArgumentsError, ToolError) as error:
                 return _error(call, str(error))
             except TimeoutError:
                 return _error(call, f"{call.name} timed out after {timeout:g} s")

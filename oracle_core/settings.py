@@ -101,7 +101,9 @@ class Settings:
 
         Read from ``[plugins.<plugin>]`` in ``oracle.toml``; a value written as
         ``{ "$env" = "VAR" }`` is read from the environment variable ``VAR`` (for secrets);
-        ``ORACLE_PLUGIN_<PLUGIN>_<KEY>`` (upper case, ``-`` as ``_``) overrides ``<key>``.
+        ``ORACLE_PLUGIN_<PLUGIN>__<KEY>`` (upper case, ``-`` as ``_``, and a double
+        underscore between plugin and key so ``web`` and ``web-search`` never share a
+        variable) overrides ``<key>``.
         """
         section = dict(self._config.get("plugins", {}).get(plugin, {}))
         resolved: dict[str, Any] = {}
@@ -110,7 +112,7 @@ class Settings:
                 resolved[key] = self.env.get(str(value["$env"]))
             else:
                 resolved[key] = value
-        prefix = f"ORACLE_PLUGIN_{plugin.upper().replace('-', '_')}_"
+        prefix = f"ORACLE_PLUGIN_{plugin.upper().replace('-', '_')}__"
         for name, value in self.env.items():
             if name.startswith(prefix):
                 resolved[name.removeprefix(prefix).lower()] = value

@@ -6,6 +6,7 @@ import asyncio
 import functools
 import inspect
 import re
+import types
 import typing
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -182,7 +183,7 @@ def _build_tool(
                 f"{where}: parameter {parameter.name!r} has no type hint: annotate it (e.g. {parameter.name}: str)"
             )
         hint = hints[parameter.name]
-        if hint is ToolContext:
+        if _is_context(hint):
             context_parameter = parameter.name
             continue
         default = ... if parameter.default is parameter.empty else parameter.default
@@ -203,6 +204,21 @@ def _build_tool(
         args_model=args_model,
         context_parameter=context_parameter,
     )
+
+
+def _is_context(hint: Any) -> bool:
+    """Whether ``hint`` asks for the call context: ``ToolContext``, optional or annotated.
+
+    An optional or annotated context must never reach the schema, or the model could set it.
+    """
+    if hint is ToolContext:
+        return True
+    origin = typing.get_origin(hint)
+    if origin is typing.Annotated:
+        return _is_context(typing.get_args(hint)[0])
+    if origin in (typing.Union, types.UnionType):
+        return any(_is_context(arg) for arg in typing.get_args(hint))
+    return False
 
 
 def parse_docstring(doc: str) -> tuple[str, dict[str, str]]:

@@ -16,9 +16,9 @@ from oracle_core.testing.openai_server import FakeOpenAI, Reply
 @pytest.fixture
 def run_oracle(site: SitePackages, fake_openai: FakeOpenAI):  # type: ignore[no-untyped-def]
     site.add(
-        "oracle-plugin-weather",
-        plugin_code("weather", tools=("get_forecast",)),
-        entry_point="weather",
+        "oracle-plugin-fakecast",
+        plugin_code("fakecast", tools=("get_forecast",)),
+        entry_point="fakecast",
     )
     site.add(
         "oracle-plugin-notes",
@@ -31,7 +31,7 @@ def run_oracle(site: SitePackages, fake_openai: FakeOpenAI):  # type: ignore[no-
             **os.environ,
             "PYTHONPATH": str(site.root),
             "ORACLE_HOME": str(site.root / "home"),
-            "ORACLE_LOAD_PLUGINS": "weather,notes",
+            "ORACLE_LOAD_PLUGINS": "fakecast,notes",
             "ORACLE_MODEL": "openai/fake-model",
             "ORACLE_API_BASE": fake_openai.url,
             "OPENAI_API_KEY": "sk-fake",
@@ -52,7 +52,7 @@ def test_ask_prints_the_answer_and_loads_persist_across_two_asks_on_a_thread(
     run_oracle, fake_openai: FakeOpenAI
 ) -> None:  # type: ignore[no-untyped-def]
     fake_openai.script(
-        Reply.call("load_capability", {"names": ["weather"]}),
+        Reply.call("load_capability", {"names": ["fakecast"]}),
         Reply.call("get_forecast", {"text": "Porto"}),
         Reply.text("Rain in Porto."),
         Reply.text("Still rain."),
@@ -78,7 +78,7 @@ def test_ask_prints_the_answer_and_loads_persist_across_two_asks_on_a_thread(
 
 def test_ask_json_shows_the_whole_turn(run_oracle, fake_openai: FakeOpenAI) -> None:  # type: ignore[no-untyped-def]
     fake_openai.script(
-        Reply(tool_calls=[("load_capability", {"names": ["weather"]})], usage=(100, 7)),
+        Reply(tool_calls=[("load_capability", {"names": ["fakecast"]})], usage=(100, 7)),
         Reply(content="Done.", usage=(150, 3)),
     )
 
@@ -87,7 +87,7 @@ def test_ask_json_shows_the_whole_turn(run_oracle, fake_openai: FakeOpenAI) -> N
     turn = json.loads(result.stdout)
     assert turn["status"] == "completed"
     assert turn["answer"] == "Done."
-    assert turn["loaded"] == ["weather"]
+    assert turn["loaded"] == ["fakecast"]
     assert turn["usage"] == {"prompt_tokens": 250, "completion_tokens": 10, "total_tokens": 260}
     kinds = [e["type"] for e in turn["events"]]
     assert kinds == [
@@ -116,13 +116,13 @@ def test_ask_reports_a_model_error_cleanly(run_oracle, fake_openai: FakeOpenAI) 
 def test_prompt_shows_what_the_next_call_gets_with_token_counts(
     run_oracle, fake_openai: FakeOpenAI
 ) -> None:  # type: ignore[no-untyped-def]
-    fake_openai.script(Reply.call("load_capability", {"names": ["weather"]}), Reply.text("ok"))
+    fake_openai.script(Reply.call("load_capability", {"names": ["fakecast"]}), Reply.text("ok"))
     run_oracle("ask", "hi", "--thread", "t1")
 
     report = json.loads(run_oracle("prompt", "--thread", "t1", "--json").stdout)
     text = run_oracle("prompt", "--thread", "t1").stdout
 
-    assert report["loaded_plugins"] == ["weather"]
+    assert report["loaded_plugins"] == ["fakecast"]
     assert [t["function"]["name"] for t in report["tools"]] == [
         "list_capabilities",
         "load_capability",
@@ -139,5 +139,5 @@ def test_prompt_shows_what_the_next_call_gets_with_token_counts(
         report["tokens"]["tool_schemas"]
         == report["tokens"]["per_tool"]["note"] + report["tokens"]["per_tool"]["get_forecast"]
     )
-    assert "Thread 't1' (loaded: weather)" in text
+    assert "Thread 't1' (loaded: fakecast)" in text
     assert f"Total: {report['tokens']['total']} tokens" in text

@@ -424,3 +424,25 @@ async def test_the_discovery_loop_shows_the_model_exactly_what_it_needs_at_each_
     assert result.answer == "Snow in Oslo."
     assert result.loaded == ["weather"]
     assert weather.calls == [("get_forecast", {"text": "Oslo"})]
+
+
+async def test_a_tool_error_reaches_the_model_without_a_logged_traceback(
+    make_oracle: MakeOracle, fake_openai: FakeOpenAI, caplog: pytest.LogCaptureFixture
+) -> None:
+    from oracle_core import ToolError
+
+    @tool
+    def find(place: str) -> str:
+        """Find a place."""
+        raise ToolError(f"No place called {place!r} was found; check the spelling")
+
+    oracle = make_oracle(ToolsPlugin(find))
+    fake_openai.script(Reply.call("find", {"place": "Xyzzy"}), Reply.text("sorry"))
+
+    with caplog.at_level(logging.ERROR, logger="oracle_core.runtime"):
+        await oracle.run("t", "go")
+
+    assert json.loads(tool_contents(fake_openai, 1)[0]) == {
+        "error": "No place called 'Xyzzy' was found; check the spelling"
+    }
+    assert caplog.text == ""

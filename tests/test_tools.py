@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 import pytest
 from pydantic import BaseModel
@@ -139,3 +139,18 @@ def test_a_tool_without_a_description_is_refused_with_the_fix() -> None:
 def test_an_unknown_visibility_is_refused() -> None:
     with pytest.raises(ToolDefinitionError, match="visibility must be one of"):
         tool(visibility="hidden")(forecast.function)  # type: ignore[arg-type]
+
+
+def test_an_optional_or_annotated_context_never_reaches_the_schema() -> None:
+    @tool
+    def a(x: int, ctx: ToolContext | None = None) -> int:
+        """A."""
+        return x
+
+    @tool
+    def b(x: int, ctx: Annotated[ToolContext, "the call"]) -> int:
+        """B."""
+        return x
+
+    assert list(a.parameters["properties"]) == ["x"]
+    assert list(b.parameters["properties"]) == ["x"]

@@ -2,6 +2,8 @@
 
 Requests reach it over real HTTP through litellm, exactly as they would reach a provider, so
 a test sees what the model was shown (system prompt, tools, messages) at every step.
+Plugin authors usually meet it through :class:`~oracle_core.testing.ScriptedModel` and the
+``oracle_model`` fixture, which wrap it.
 
     with FakeOpenAI() as server:
         server.script(Reply.call("load_capability", {"names": ["weather"]}), Reply.text("Sunny"))
@@ -65,9 +67,15 @@ class Reply:
 
 @dataclass
 class SeenRequest:
-    """A request the fake server received, decoded."""
+    """A request the fake server received, decoded.
+
+    Attributes:
+        body: the JSON body as sent.
+        headers: the HTTP headers, names in lower case.
+    """
 
     body: dict[str, Any]
+    headers: dict[str, str] = field(default_factory=dict)
 
     @property
     def messages(self) -> list[dict[str, Any]]:
@@ -97,19 +105,22 @@ class SeenRequest:
 
 
 Responder = Callable[[SeenRequest], Reply]
+"""A function that answers one request with a :class:`Reply`."""
 
 
 class FakeOpenAI:
     """A scripted OpenAI-compatible server (``/v1/chat/completions``) on 127.0.0.1.
 
     Queue replies with :meth:`script`, or answer from a function with :meth:`respond_with`.
-    Every request is recorded in :attr:`requests`. Use it as a context manager, or call
-    :meth:`start` and :meth:`stop`.
+    Every request is recorded in :attr:`requests`; a responder that raised is recorded in
+    :attr:`errors` (and its request answered with HTTP 500). Use it as a context manager, or
+    call :meth:`start` and :meth:`stop`.
     """
 
     def __init__(self) -> None:
         self.requests: list[SeenRequest] = []
-        self._replies: deque[Reply] = deque()
+        self.errors: list[BaseException] = []
+        self._replies: deque[Reply | Responder] = deque()
         self._responder: Responder | None = None
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
@@ -128,8 +139,11 @@ class FakeOpenAI:
 
         return LiteLLMModel(f"openai/{name}", api_base=self.url, api_key="sk-fake", **options)
 
-    def script(self, *replies: Reply) -> None:
-        """Queue replies, answered in order, one per request."""
+    def script(self, *replies: Reply | Responder) -> None:
+        """Queue replies, answered in order, one per request.
+
+        A reply may be a function of the request (a :data:`Responder`) that answers it.
+        """
         with self._lock:
             self._replies.extend(replies)
 
@@ -145,11 +159,21 @@ class FakeOpenAI:
     def _next(self, request: SeenRequest) -> Reply:
         with self._lock:
             self.requests.append(request)
-            if self._replies:
-                return self._replies.popleft()
-        if self._responder is not None:
-            return self._responder(request)
-        return Reply.error(500, "fake server: no scripted reply left for this request")
+            queued = self._replies.popleft() if self._replies else None
+        if isinstance(queued, Reply):
+            return queued
+        responder = queued or self._responder
+        if responder is None:
+            return Reply.error(500, "fake server: no scripted reply left for this request")
+        try:
+            reply = responder(request)
+            if not isinstance(reply, Reply):
+                raise TypeError(f"returned {type(reply).__name__}, not a Reply")
+        except Exception as error:
+            self.errors.append(error)
+            name = getattr(responder, "__name__", "reply function")
+            return Reply.error(500, f"{name} raised {type(error).__name__}: {error}")
+        return reply
 
     def start(self) -> FakeOpenAI:
         """Start serving on a free port of 127.0.0.1 in a background thread."""
@@ -243,7 +267,8 @@ def _handler(owner: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                     404, {"error": {"message": "not found", "type": "invalid_request_error"}}
                 )
                 return
-            request = SeenRequest(body)
+            headers = {name.lower(): value for name, value in self.headers.items()}
+            request = SeenRequest(body, headers)
             reply = owner._next(request)
             if reply.hold is not None:
                 reply.hold.wait(timeout=30)

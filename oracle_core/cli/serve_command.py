@@ -1,0 +1,116 @@
+"""``oracle serve``: the oracle as an HTTP service (JSON and SSE API, OpenAI-compatible
+endpoint, plugin routes, chat page). Needs ``pip install 'oracle-core[server]'``."""
+
+from __future__ import annotations
+
+import os
+import socket
+import sys
+from typing import Any
+
+import click
+
+from oracle_core.cli.common import api_base_option, build_oracle, model_option
+
+_LIMIT_DEFAULTS = {"max_body_bytes": 1_048_576, "max_message_chars": 32_000}
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+    sock = socket.socket(family, kind, proto)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(address)
+    return sock
+
+
+@click.command("serve")
+@click.option("--host", default="127.0.0.1", show_default=True, help="The address to bind.")
+@click.option(
+    "--port", default=8000, show_default=True, type=click.IntRange(0, 65535),
+    help="The port to bind; 0 picks a free one (printed on start).",
+)  # fmt: skip
+@model_option
+@api_base_option
+@click.option(
+    "--max-body-bytes", envvar="ORACLE_MAX_BODY_BYTES", type=click.IntRange(min=1),
+    default=_LIMIT_DEFAULTS["max_body_bytes"], show_default=True,
+    help="Largest request body [env: ORACLE_MAX_BODY_BYTES].",
+)  # fmt: skip
+@click.option(
+    "--max-message-chars", envvar="ORACLE_MAX_MESSAGE_CHARS", type=click.IntRange(min=1),
+    default=_LIMIT_DEFAULTS["max_message_chars"], show_default=True,
+    help="Longest user message [env: ORACLE_MAX_MESSAGE_CHARS].",
+)  # fmt: skip
+@click.option(
+    "--log-level", default="info", show_default=True,
+    type=click.Choice(["critical", "error", "warning", "info", "debug"]),
+    help="Server log level (logs go to stderr).",
+)  # fmt: skip
+def serve_command(
+    host: str,
+    port: int,
+    model: str | None,
+    api_base: str | None,
+    max_body_bytes: int,
+    max_message_chars: int,
+    log_level: str,
+) -> None:
+    """Serve the oracle over HTTP: API, OpenAI-compatible endpoint and a chat page at /.
+
+    Requests need `Authorization: Bearer <token>` when ORACLE_API_TOKEN is set (several
+    tokens may be given, comma-separated). Without a token the server binds to a loopback
+    address only.
+    """
+    from oracle_core.server.auth import TOKEN_ENV, is_loopback, parse_tokens
+
+    tokens = parse_tokens(os.environ.get(TOKEN_ENV))
+    if not tokens and not is_loopback(host):
+        click.echo(
+            f"oracle: refusing to serve on {host} without an API token: anyone who can reach "
+            f"that address could use the oracle and its tools. Set {TOKEN_ENV} (several tokens "
+            "may be comma-separated), or bind to 127.0.0.1.",
+            err=True,
+        )
+        sys.exit(2)
+    try:
+        import uvicorn
+
+        from oracle_core.server import Limits, create_app
+    except ImportError as error:
+        click.echo(
+            f"oracle: serve needs the server extra ({error.name} is missing): "
+            "pip install 'oracle-core[server]'",
+            err=True,
+        )
+        sys.exit(1)
+    from oracle_core.errors import PluginConflictError
+
+    oracle = build_oracle(model=model, api_base=api_base)
+    limits = Limits(max_body_bytes=max_body_bytes, max_message_chars=max_message_chars)
+    try:
+        app = create_app(oracle, tokens=tokens, limits=limits)
+    except PluginConflictError as error:
+        click.echo(f"oracle: {error}", err=True)
+        sys.exit(1)
+    for failure in oracle.registry.failures:
+        click.echo(f"oracle: plugin {failure.plugin} left out: {failure}", err=True)
+    try:
+        sock = _bind(host, port)
+    except OSError as error:
+        click.echo(f"oracle: cannot bind {host}:{port}: {error.strerror or error}", err=True)
+        sys.exit(1)
+    bound_host, bound_port = sock.getsockname()[:2]
+    shown = f"[{bound_host}]" if ":" in bound_host else bound_host
+    banner = (
+        f"oracle: serving {len(oracle.registry)} plugin(s) on http://{shown}:{bound_port} "
+        f"(chat page /, API docs /docs, auth {'on' if tokens else 'off'})"
+    )
+
+    class _Server(uvicorn.Server):
+        async def startup(self, *args: Any, **kwargs: Any) -> None:
+            await super().startup(*args, **kwargs)
+            if not self.should_exit:
+                click.echo(banner)
+
+    config = uvicorn.Config(app, log_level=log_level, lifespan="on", server_header=False)
+    _Server(config).run(sockets=[sock])

@@ -1,0 +1,169 @@
+"""The oracle's own HTTP API: threads, runs (JSON or SSE), capabilities, plugins, health."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Query, Request
+from starlette.responses import JSONResponse, Response
+
+from oracle_core import __version__
+from oracle_core.calls import public_message
+from oracle_core.meta_tools import list_capabilities
+from oracle_core.server.context import ServerContext
+from oracle_core.server.errors import ApiError
+from oracle_core.server.models import (
+    Capability,
+    ErrorBody,
+    Health,
+    Installed,
+    RunBody,
+    RunRequest,
+    ThreadBody,
+    ThreadCreated,
+    ThreadList,
+)
+from oracle_core.server.sse import run_stream, sse_response
+
+_ERRORS: dict[int | str, dict[str, Any]] = {
+    401: {"model": ErrorBody, "description": "Missing or invalid bearer token."},
+    422: {"model": ErrorBody, "description": "The request does not fit (names the field)."},
+}
+
+
+def health_router(ctx: ServerContext) -> APIRouter:
+    """``GET /health``: public, so load balancers need no token."""
+    router = APIRouter(tags=["health"])
+
+    @router.get("/health", response_model=Health)
+    async def health() -> dict[str, Any]:
+        """The server is up; says whether API requests need a token."""
+        return {"status": "ok", "version": __version__, "auth": ctx.auth.enabled}
+
+    return router
+
+
+def api_router(ctx: ServerContext) -> APIRouter:
+    """Threads, runs, capabilities and installed plugins; every route needs the token."""
+    router = APIRouter(dependencies=[Depends(ctx.auth)], responses=_ERRORS)
+    oracle = ctx.oracle
+
+    @router.post("/threads", status_code=201, response_model=ThreadCreated, tags=["threads"])
+    async def create_thread() -> dict[str, str]:
+        """Create an empty thread with a fresh id.
+
+        Posting a run to any unused (valid) id creates that thread too.
+        """
+        thread_id = f"thr_{uuid.uuid4().hex[:20]}"
+        await oracle.checkpointer.append(thread_id, base=0)
+        return {"thread_id": thread_id}
+
+    @router.get("/threads", response_model=ThreadList, tags=["threads"])
+    async def list_threads(limit: Annotated[int, Query(ge=1, le=10_000)] = 100) -> dict[str, Any]:
+        """Stored thread ids, most recently updated first."""
+        return {"threads": (await oracle.checkpointer.threads())[:limit]}
+
+    @router.get(
+        "/threads/{thread_id}",
+        response_model=ThreadBody,
+        responses={404: {"model": ErrorBody}},
+        tags=["threads"],
+    )
+    async def read_thread(thread_id: str) -> JSONResponse:
+        """A thread's messages, loaded plugins, runs (with tokens) and the run in progress."""
+        ctx.check_thread_id(thread_id)
+        state = await oracle.checkpointer.load(thread_id)
+        empty = not (state.messages or state.runs or state.loaded_plugins)
+        if empty and thread_id not in await oracle.checkpointer.threads():
+            raise ApiError(404, "thread_not_found", f"no thread {thread_id!r}")
+        return JSONResponse(
+            {
+                "thread_id": thread_id,
+                "messages": [public_message(m) for m in state.messages],
+                "loaded_plugins": state.loaded_plugins,
+                "runs": [r.to_json() for r in state.runs],
+                "usage": state.usage.as_dict(),
+                "active_run": ctx.runs.active(thread_id),
+            }
+        )
+
+    @router.post(
+        "/threads/{thread_id}/runs",
+        response_model=RunBody,
+        responses={
+            200: {
+                "description": "The finished run as JSON, or with `stream: true` (or "
+                "`Accept: text/event-stream`) its events as server-sent events.",
+                "content": {"text/event-stream": {}},
+            },
+            409: {"model": ErrorBody, "description": "A run is already in progress on the thread."},
+            413: {"model": ErrorBody, "description": "The body is too large."},
+        },
+        tags=["runs"],
+    )
+    async def post_run(thread_id: str, body: RunRequest, request: Request) -> Response:
+        """Work a user message to an answer on the thread (created if new).
+
+        A run that fails (the model is down, the step limit is hit) is still a run: it is
+        answered with status 200 and ``"status": "failed"`` and its ``error``.
+        """
+        ctx.check_thread_id(thread_id)
+        ctx.check_message(body.message)
+        streaming = body.stream or "text/event-stream" in request.headers.get("accept", "")
+        handle = ctx.runs.start(
+            thread_id, body.message, user_id=body.user_id, text_deltas=streaming
+        )
+        if not streaming:
+            return JSONResponse((await handle.result()).to_json())
+        first = await handle.next()  # a conflict becomes a 409 before the stream begins
+        if first is None:
+            raise ApiError(500, "server_error", "the run ended before it started")
+        return sse_response(run_stream(handle, first, ctx.limits.sse_ping_seconds))
+
+    @router.get("/capabilities", response_model=list[Capability], tags=["plugins"])
+    async def capabilities(thread_id: str | None = None) -> JSONResponse:
+        """What ``list_capabilities`` shows the model (``loaded`` as of ``thread_id``)."""
+        loaded: list[str] = []
+        if thread_id is not None:
+            ctx.check_thread_id(thread_id)
+            loaded = (await oracle.checkpointer.load(thread_id)).loaded_plugins
+        return JSONResponse(json.loads(list_capabilities(oracle.registry, loaded)))
+
+    @router.get("/plugins", response_model=Installed, tags=["plugins"])
+    async def plugins() -> dict[str, Any]:
+        """Every installed plugin (tier, tools, routes) and every one that failed to load."""
+        return {
+            "model": oracle.model.name,
+            "plugins": [
+                {
+                    "name": p.name,
+                    "title": p.manifest.title,
+                    "summary": p.manifest.summary,
+                    "visibility": p.visibility,
+                    "version": p.manifest.version,
+                    "category": p.manifest.category,
+                    "tags": p.manifest.tags,
+                    "tools": [
+                        {
+                            "name": t.name,
+                            "description": t.description,
+                            "visibility": t.visibility or p.visibility,
+                        }
+                        for t in p.tools
+                    ],
+                    "routes": [
+                        {"path": f"/plugins/{p.name}{r.path}", "methods": list(r.methods), "public": r.public}
+                        for r in p.routes
+                    ],
+                }
+                for p in oracle.registry
+            ],
+            "failures": [
+                {"plugin": f.plugin, "distribution": f.distribution, "error": str(f)}
+                for f in oracle.registry.failures
+            ],
+        }
+
+    return router

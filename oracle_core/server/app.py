@@ -1,0 +1,99 @@
+"""``create_app``: the FastAPI application that serves one oracle."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Iterable
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING
+
+from fastapi import FastAPI, Request
+from starlette.responses import Response
+
+from oracle_core import __version__
+from oracle_core.server.api import api_router, health_router
+from oracle_core.server.auth import BearerAuth
+from oracle_core.server.context import ServerContext
+from oracle_core.server.errors import error_response, install_error_handlers
+from oracle_core.server.limits import BodyLimitMiddleware, Limits
+from oracle_core.server.openai_compat import openai_router
+from oracle_core.server.page import page_router, static_mount
+from oracle_core.server.plugin_routes import plugin_routes
+
+if TYPE_CHECKING:
+    from oracle_core.oracle import Oracle
+
+log = logging.getLogger("oracle_core.server")
+
+DESCRIPTION = """An oracle served over HTTP: threads and runs (JSON or server-sent events), an
+OpenAI-compatible `/v1/chat/completions`, plugin routes under `/plugins/<name>/`, and a chat
+page at `/`. Send `Authorization: Bearer <token>` when the server has tokens."""
+
+
+def create_app(
+    oracle: Oracle,
+    *,
+    tokens: Iterable[str] = (),
+    limits: Limits | None = None,
+    chat_page: bool = True,
+) -> FastAPI:
+    """Build the HTTP application serving ``oracle``.
+
+    Starting the app (its lifespan) runs every plugin's ``oracle_startup`` hook once;
+    stopping it cancels the runs still in progress (each saved as ``cancelled``), runs the
+    ``oracle_shutdown`` hooks and closes the oracle's store.
+
+    Args:
+        oracle: the oracle to serve.
+        tokens: accepted bearer tokens; empty: no authentication (bind to loopback only).
+        limits: request limits; default :class:`Limits`.
+        chat_page: serve the chat page at ``/``.
+
+    Returns:
+        The FastAPI app; ``app.state.oracle`` and ``app.state.server`` (a
+        :class:`~oracle_core.server.context.ServerContext`) are set for plugin endpoints.
+
+    Raises:
+        PluginConflictError: a plugin route would shadow a core route or another route.
+    """
+    ctx = ServerContext(oracle, BearerAuth(tokens), limits or Limits())
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        await oracle.start()
+        try:
+            yield
+        finally:
+            await ctx.runs.cancel_all()
+            await oracle.close()
+
+    app = FastAPI(
+        title="oracle",
+        version=__version__,
+        description=DESCRIPTION,
+        lifespan=lifespan,
+        docs_url="/docs",
+        redoc_url=None,
+        openapi_url="/openapi.json",
+    )
+    app.state.oracle = oracle
+    app.state.server = ctx
+    install_error_handlers(app)
+    app.add_exception_handler(Exception, _internal_error)
+    app.add_middleware(BodyLimitMiddleware, max_bytes=ctx.limits.max_body_bytes)
+    routers = [health_router(ctx), api_router(ctx), openai_router(ctx)]
+    if chat_page:
+        routers.append(page_router())
+        app.router.routes.append(static_mount())
+    for router in routers:
+        app.include_router(router)
+    core = [*app.router.routes, *(route for router in routers for route in router.routes)]
+    app.router.routes.extend(plugin_routes(oracle.registry, ctx.auth, core))
+    return app
+
+
+async def _internal_error(request: Request, error: Exception) -> Response:
+    log.error("%s %s failed", request.method, request.url.path, exc_info=error)
+    return error_response(
+        500, "server_error", f"internal error ({type(error).__name__}); see the server log"
+    )

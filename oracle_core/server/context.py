@@ -1,0 +1,58 @@
+"""What every route of the server needs: the oracle, auth, limits and the runs in progress."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from oracle_core.server.auth import BearerAuth
+from oracle_core.server.errors import ApiError
+from oracle_core.server.limits import THREAD_ID, Limits
+from oracle_core.server.runs import ThreadRuns
+
+if TYPE_CHECKING:
+    from oracle_core.oracle import Oracle
+
+
+@dataclass
+class ServerContext:
+    """The server's shared parts; plugin endpoints reach it as ``request.app.state.server``.
+
+    Attributes:
+        oracle: the oracle being served.
+        auth: the bearer-token check.
+        limits: request limits.
+        runs: the runs in progress, at most one per thread.
+    """
+
+    oracle: Oracle
+    auth: BearerAuth
+    limits: Limits
+    runs: ThreadRuns = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.runs = ThreadRuns(self.oracle)
+
+    def check_thread_id(self, thread_id: str) -> str:
+        """Return ``thread_id`` if the server accepts it, else raise 422 saying what fits."""
+        if not THREAD_ID.match(thread_id):
+            raise ApiError(
+                422,
+                "invalid_thread_id",
+                f"thread id {thread_id[:140]!r} is not valid: use 1 to 128 letters, digits and "
+                "the characters . _ : @ -, starting with a letter or digit",
+            )
+        return thread_id
+
+    def check_message(self, message: str) -> str:
+        """Return ``message`` if it fits the limit, else raise 422 naming the limit."""
+        if len(message) > self.limits.max_message_chars:
+            raise ApiError(
+                422,
+                "message_too_long",
+                f"the message is {len(message)} characters; this server accepts at most "
+                f"{self.limits.max_message_chars}",
+            )
+        if not message.strip():
+            raise ApiError(422, "empty_message", "the message is empty: send some text")
+        return message

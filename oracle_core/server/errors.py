@@ -1,0 +1,111 @@
+"""Error responses: every failure is ``{"error": {"type": ..., "message": ...}}``.
+
+The shape is OpenAI's, so the ``openai`` client shows the message as is, and one client
+handles errors from every endpoint the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from starlette.exceptions import HTTPException
+from starlette.responses import JSONResponse, Response
+
+
+class ApiError(Exception):
+    """An error answered to the client with a status, a machine type and a human message.
+
+    Args:
+        status: the HTTP status.
+        type: a stable machine-readable kind (``thread_busy``, ``unauthorized``, ...).
+        message: what went wrong and how to fix it.
+        headers: extra response headers (``WWW-Authenticate``, ``Retry-After``, ...).
+    """
+
+    def __init__(
+        self, status: int, type: str, message: str, headers: Mapping[str, str] | None = None
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.type = type
+        self.message = message
+        self.headers = dict(headers or {})
+
+    def response(self) -> JSONResponse:
+        """The error as a JSON response."""
+        return error_response(self.status, self.type, self.message, self.headers)
+
+
+def error_response(
+    status: int, type: str, message: str, headers: Mapping[str, str] | None = None
+) -> JSONResponse:
+    """A JSON error response in the server's one error shape."""
+    return JSONResponse(
+        {"error": {"type": type, "message": message}}, status_code=status, headers=headers
+    )
+
+
+_STATUS_TYPES = {
+    400: "bad_request",
+    401: "unauthorized",
+    403: "forbidden",
+    404: "not_found",
+    405: "method_not_allowed",
+    409: "conflict",
+    413: "body_too_large",
+    422: "invalid_request",
+}
+
+
+def describe_validation(errors: list[Any]) -> tuple[int, str, str]:
+    """Turn FastAPI's validation errors into (status, type, one clear message)."""
+    for error in errors:
+        if error.get("type") == "json_invalid":
+            reason = (error.get("ctx") or {}).get("error", "JSON decode error")
+            position = error.get("loc", ("body", "?"))[-1]
+            return (
+                400,
+                "invalid_json",
+                (
+                    f"the request body is not valid JSON ({reason} at character {position}); "
+                    "send a JSON object with Content-Type: application/json"
+                ),
+            )
+    parts = []
+    for error in errors:
+        location = ".".join(str(p) for p in error.get("loc", ()) if p != "body") or "body"
+        if error.get("type") == "model_attributes_type" and location == "body":
+            parts.append("the body must be a JSON object sent with Content-Type: application/json")
+        else:
+            parts.append(f"{location}: {error.get('msg', 'invalid')}")
+    return 422, "invalid_request", "; ".join(parts) or "the request is invalid"
+
+
+async def _api_error(request: Request, error: Exception) -> Response:
+    assert isinstance(error, ApiError)
+    return error.response()
+
+
+async def _http_error(request: Request, error: Exception) -> Response:
+    assert isinstance(error, HTTPException)
+    kind = _STATUS_TYPES.get(error.status_code, "error")
+    message = error.detail if isinstance(error.detail, str) else str(error.detail)
+    if error.status_code == 404 and message == "Not Found":
+        message = f"no route {request.method} {request.url.path}; see /docs for the API"
+    return error_response(error.status_code, kind, message, error.headers)
+
+
+async def _validation_error(request: Request, error: Exception) -> Response:
+    assert isinstance(error, RequestValidationError)
+    status, kind, message = describe_validation(list(error.errors()))
+    return error_response(status, kind, message)
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    """Answer every API error, HTTP error and validation error in the one error shape."""
+    app.add_exception_handler(ApiError, _api_error)
+    app.add_exception_handler(HTTPException, _http_error)
+    app.add_exception_handler(RequestValidationError, _validation_error)

@@ -1,0 +1,194 @@
+"""The JSON bodies of the HTTP API, as pydantic models (they also make the OpenAPI docs)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class RunRequest(BaseModel):
+    """``POST /threads/{thread_id}/runs``: a user message to work to an answer."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    message: str = Field(min_length=1, description="The user's message.")
+    user_id: str = Field(
+        "default", min_length=1, max_length=200, description="Who the run acts for."
+    )
+    stream: bool = Field(
+        False, description="Answer with server-sent events (as does `Accept: text/event-stream`)."
+    )
+
+
+class UsageBody(BaseModel):
+    """Provider-reported tokens."""
+
+    prompt_tokens: int
+    completion_tokens: int
+    total_tokens: int
+
+
+class RunBody(BaseModel):
+    """A finished run."""
+
+    run_id: str
+    thread_id: str
+    status: str = Field(description="completed, failed or cancelled")
+    answer: str
+    usage: UsageBody
+    error: str | None
+    loaded: list[str] = Field(description="Plugins this run loaded into the thread.")
+    events: list[dict[str, Any]] = Field(description="Every event of the run, as in the stream.")
+
+
+class ThreadCreated(BaseModel):
+    """A new, empty thread."""
+
+    thread_id: str
+
+
+class ThreadList(BaseModel):
+    """Stored threads, most recently updated first."""
+
+    threads: list[str]
+
+
+class RunRecordBody(BaseModel):
+    """One run of a thread, as saved."""
+
+    id: str
+    thread_id: str
+    status: str
+    steps: int
+    usage: UsageBody
+    error: str | None
+    created_at: float
+    updated_at: float
+
+
+class ThreadBody(BaseModel):
+    """A thread: its messages (OpenAI format), loaded plugins, runs and token use."""
+
+    thread_id: str
+    messages: list[dict[str, Any]]
+    loaded_plugins: list[str]
+    runs: list[RunRecordBody] = Field(description="Oldest first; run i answers user message i.")
+    usage: UsageBody
+    active_run: str | None = Field(
+        description='The run in progress ("" while it starts), or null when the thread is idle.'
+    )
+
+
+class Capability(BaseModel):
+    """A plugin the model may discover, as ``list_capabilities`` shows it."""
+
+    name: str
+    summary: str
+    visibility: str
+    loaded: bool
+    category: str | None = None
+    tags: list[str] = []
+
+
+class ToolInfo(BaseModel):
+    """A tool of an installed plugin."""
+
+    name: str
+    description: str
+    visibility: str
+
+
+class RouteInfo(BaseModel):
+    """An HTTP route of an installed plugin."""
+
+    path: str
+    methods: list[str]
+    public: bool
+
+
+class PluginInfo(BaseModel):
+    """An installed plugin."""
+
+    name: str
+    title: str | None
+    summary: str
+    visibility: str
+    version: str | None
+    category: str | None
+    tags: list[str]
+    tools: list[ToolInfo]
+    routes: list[RouteInfo]
+
+
+class PluginFailure(BaseModel):
+    """A plugin that could not be assembled, and why."""
+
+    plugin: str
+    distribution: str | None
+    error: str
+
+
+class Installed(BaseModel):
+    """What is installed: the oracle's plugins and the ones left out."""
+
+    model: str
+    plugins: list[PluginInfo]
+    failures: list[PluginFailure]
+
+
+class Health(BaseModel):
+    """The server is up."""
+
+    status: str
+    version: str
+    auth: bool = Field(description="Whether API requests need a bearer token.")
+
+
+class ErrorDetail(BaseModel):
+    """What went wrong."""
+
+    type: str
+    message: str
+
+
+class ErrorBody(BaseModel):
+    """Every error response."""
+
+    error: ErrorDetail
+
+
+class ChatMessage(BaseModel):
+    """One OpenAI chat message (text only)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    role: str
+    content: str | list[dict[str, Any]] | None = None
+
+
+class StreamOptions(BaseModel):
+    """OpenAI ``stream_options``."""
+
+    model_config = ConfigDict(extra="allow")
+
+    include_usage: bool = False
+
+
+class ChatCompletionRequest(BaseModel):
+    """OpenAI ``POST /v1/chat/completions``; unknown sampling options are accepted and ignored."""
+
+    model_config = ConfigDict(extra="allow")
+
+    model: str = Field(description="Any name; it is echoed back (the oracle has one model).")
+    messages: list[ChatMessage] = Field(min_length=1)
+    stream: bool = False
+    stream_options: StreamOptions | None = None
+    user: str | None = Field(None, description="Who the run acts for (the run's user id).")
+    thread_id: str | None = Field(
+        None,
+        description="Oracle extension: continue this thread (post only the last user message); "
+        "the X-Oracle-Thread header does the same.",
+    )
+    tools: list[dict[str, Any]] | None = None
+    n: int | None = None

@@ -1,0 +1,152 @@
+"""Runs started over HTTP: one at a time per thread, each driven by its own task.
+
+Two posts to one thread never interleave: while a run is in progress on a thread, another
+post to it is refused with 409 (``thread_busy``) naming the run, instead of waiting in a
+queue that could hold a connection open for minutes. A run, once started, works to its end
+even if the client goes away (its answer is saved in the thread); stopping the server
+cancels the runs still going, and each is saved as ``cancelled``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING
+
+from oracle_core.errors import ThreadConflictError
+from oracle_core.events import Event, RunFinished, RunStarted
+from oracle_core.runtime import RunResult
+from oracle_core.server.errors import ApiError
+
+if TYPE_CHECKING:
+    from oracle_core.oracle import Oracle
+
+
+class _End:
+    """Marks the end of a run's event queue."""
+
+
+_END = _End()
+
+
+class RunHandle:
+    """A run in progress: its thread, its id once known, and its events as they come."""
+
+    def __init__(self, thread_id: str) -> None:
+        self.thread_id = thread_id
+        self.run_id: str | None = None
+        self.task: asyncio.Task[None] | None = None
+        self._queue: asyncio.Queue[Event | BaseException | _End] = asyncio.Queue()
+
+    def put(self, item: Event | BaseException | _End) -> None:
+        """Queue an event, the error that ended the run, or the end marker."""
+        self._queue.put_nowait(item)
+
+    async def next(self, timeout: float | None = None) -> Event | None:
+        """The next event, or ``None`` when the run is over.
+
+        Raises:
+            TimeoutError: ``timeout`` seconds passed without an event (the run goes on).
+            ApiError: 409 when another writer changed the thread before the run started.
+        """
+        item = await asyncio.wait_for(self._queue.get(), timeout)
+        if isinstance(item, _End):
+            self._queue.put_nowait(item)  # every later call sees the end too
+            return None
+        if isinstance(item, ThreadConflictError):
+            raise ApiError(409, "thread_conflict", str(item))
+        if isinstance(item, BaseException):
+            raise item
+        return item
+
+    async def events(self) -> AsyncIterator[Event]:
+        """Every remaining event, in order, ending with ``done``."""
+        while (event := await self.next()) is not None:
+            yield event
+
+    async def result(self) -> RunResult:
+        """Wait for the run to end and return it whole."""
+        events = [event async for event in self.events()]
+        started = next(e for e in events if isinstance(e, RunStarted))
+        done = events[-1]
+        assert isinstance(done, RunFinished)
+        return RunResult(
+            started.run_id,
+            started.thread_id,
+            done.status,
+            done.answer,
+            done.usage,
+            done.error,
+            events,
+        )
+
+
+class ThreadRuns:
+    """Starts runs for the server and keeps at most one in progress per thread.
+
+    Args:
+        oracle: the oracle that works the runs.
+    """
+
+    def __init__(self, oracle: Oracle) -> None:
+        self.oracle = oracle
+        self._active: dict[str, RunHandle] = {}
+
+    def active(self, thread_id: str) -> str | None:
+        """The id of the run in progress on ``thread_id`` (``""`` while it starts), else None."""
+        handle = self._active.get(thread_id)
+        if handle is not None:
+            return handle.run_id or ""
+        return "" if self.oracle.thread_lock(thread_id).locked() else None
+
+    def start(
+        self, thread_id: str, message: str, *, user_id: str = "default", text_deltas: bool = True
+    ) -> RunHandle:
+        """Start a run on ``thread_id`` now, or refuse with 409 if one is in progress there.
+
+        The check and the claim happen without yielding to the event loop, so two posts
+        arriving together cannot both pass.
+        """
+        running = self.active(thread_id)
+        if running is not None:
+            named = f" ({running})" if running else ""
+            raise ApiError(
+                409,
+                "thread_busy",
+                f"thread {thread_id!r} already has a run in progress{named}; runs on one thread "
+                "never interleave: wait for its done event (or response), then post again",
+                {"Retry-After": "1"},
+            )
+        handle = RunHandle(thread_id)
+        self._active[thread_id] = handle
+        handle.task = asyncio.create_task(
+            self._drive(handle, message, user_id, text_deltas), name=f"oracle-run:{thread_id}"
+        )
+        return handle
+
+    async def _drive(self, handle: RunHandle, message: str, user_id: str, deltas: bool) -> None:
+        try:
+            async for event in self.oracle.stream(
+                handle.thread_id, message, user_id=user_id, text_deltas=deltas
+            ):
+                if isinstance(event, RunStarted):
+                    handle.run_id = event.run_id
+                handle.put(event)
+        except asyncio.CancelledError:
+            raise
+        except Exception as error:
+            handle.put(error)
+        finally:
+            if self._active.get(handle.thread_id) is handle:
+                del self._active[handle.thread_id]
+            handle.put(_END)
+
+    async def cancel_all(self) -> None:
+        """Cancel every run still in progress and wait until each has saved its state."""
+        tasks = [h.task for h in self._active.values() if h.task is not None]
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task

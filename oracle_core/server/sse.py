@@ -1,0 +1,74 @@
+"""Server-sent events: the wire format, and a run's events as a stream.
+
+Each event is ``event: <type>\\ndata: <json>\\n\\n`` where the JSON is the event's
+``to_json()`` (its ``type`` included); the last event of a run is ``done``. A ``: ping``
+comment line is sent after a stretch of silence, which SSE clients ignore.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+from starlette.responses import StreamingResponse
+
+from oracle_core.events import Event
+from oracle_core.server.errors import ApiError
+from oracle_core.server.runs import RunHandle
+
+PING = b": ping\n\n"
+"""An SSE comment: keeps idle connections open through proxies; clients ignore it."""
+
+HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+"""Response headers that stop caches and proxies from buffering a stream."""
+
+
+def sse_message(data: Any, event: str | None = None) -> bytes:
+    """One SSE message: an optional ``event:`` line and one ``data:`` line of compact JSON."""
+    text = (
+        data
+        if isinstance(data, str)
+        else json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    )
+    head = f"event: {event}\n" if event else ""
+    return f"{head}data: {text}\n\n".encode()
+
+
+def sse_response(
+    body: AsyncIterator[bytes], headers: dict[str, str] | None = None
+) -> StreamingResponse:
+    """A ``text/event-stream`` response that proxies pass through unbuffered."""
+    return StreamingResponse(
+        body, media_type="text/event-stream", headers={**HEADERS, **(headers or {})}
+    )
+
+
+async def with_pings(handle: RunHandle, ping_seconds: float) -> AsyncIterator[Event | None]:
+    """The run's remaining events; ``None`` stands for a stretch of ``ping_seconds`` silence."""
+    while True:
+        try:
+            event = await handle.next(timeout=ping_seconds)
+        except TimeoutError:
+            yield None
+            continue
+        if event is None:
+            return
+        yield event
+
+
+async def run_stream(handle: RunHandle, first: Event, ping_seconds: float) -> AsyncIterator[bytes]:
+    """A run's events as SSE messages, starting with ``first`` (``run_started``).
+
+    Should the run break down outside the model's and tools' reach (the store fails, say),
+    an ``error`` event with a ``message`` ends the stream instead of ``done``.
+    """
+    yield sse_message(first.to_json(), first.type)
+    try:
+        async for event in with_pings(handle, ping_seconds):
+            yield PING if event is None else sse_message(event.to_json(), event.type)
+    except ApiError as error:
+        yield sse_message({"type": "error", "error": error.type, "message": error.message}, "error")
+    except Exception as error:
+        message = f"the run broke down: {type(error).__name__}: {error}"
+        yield sse_message({"type": "error", "error": "server_error", "message": message}, "error")
