@@ -71,7 +71,10 @@ def source_for_object(obj: Any) -> PluginSource:
 
 
 class _Assembler:
-    def __init__(self, manager: pluggy.PluginManager, config: ConfigLookup, trace: bool) -> None:
+    def __init__(
+        self, manager: pluggy.PluginManager, config: ConfigLookup, trace: bool, oracle: Any
+    ) -> None:
+        self.oracle = oracle
         self.manager = manager
         self.config = config
         self.trace = trace
@@ -218,7 +221,7 @@ class _Assembler:
     ) -> list[Any]:
         where = _where(name, source)
         try:
-            results = self.call(obj, hook, source, config=config)
+            results = self.call(obj, hook, source, config=config, oracle=self.oracle)
         except Exception as error:
             raise PluginLoadError(
                 f"hook {hook} raised {type(error).__name__}: {error}", **where
@@ -419,6 +422,7 @@ def assemble(
     config: ConfigLookup,
     trace: bool = False,
     failures: Sequence[PluginError] = (),
+    oracle: Any = None,
 ) -> Registry:
     """Import, register, validate and resolve ``candidates`` into a :class:`Registry`.
 
@@ -428,8 +432,9 @@ def assemble(
         config: returns a plugin's configuration by name.
         trace: print every hook call to stderr.
         failures: failures found before assembly (e.g. unknown names in ORACLE_LOAD_PLUGINS).
+        oracle: the oracle being assembled, passed to hooks that ask for it.
     """
-    assembler = _Assembler(manager, config, trace)
+    assembler = _Assembler(manager, config, trace, oracle)
     assembler.failures.extend(failures)
     loaded = [p for p in (assembler.load(c) for c in candidates) if p is not None]
     kept = _resolve(loaded, assembler.failures)

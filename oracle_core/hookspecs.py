@@ -40,7 +40,7 @@ def oracle_manifest() -> PluginManifest:  # type: ignore[empty-body]
 
 
 @hookspec
-def oracle_tools(config: Mapping[str, Any]) -> list[Tool]:  # type: ignore[empty-body]
+def oracle_tools(config: Mapping[str, Any], oracle: Any) -> list[Tool]:  # type: ignore[empty-body]
     """Return the plugin's tools, each made with :func:`~oracle_core.tool`.
 
     Called once, synchronously, at assembly. Every tool is bound then; the capability gate
@@ -48,6 +48,8 @@ def oracle_tools(config: Mapping[str, Any]) -> list[Tool]:  # type: ignore[empty
 
     Args:
         config: this plugin's configuration (``[plugins.<name>]`` in ``oracle.toml``).
+        oracle: the :class:`~oracle_core.Oracle` being assembled. Its registry is not ready
+            yet: keep the reference for later (e.g. ``oracle.settings.database_path``).
 
     Returns:
         A list of :class:`~oracle_core.Tool`. Tool names must be unique across all plugins
@@ -56,7 +58,7 @@ def oracle_tools(config: Mapping[str, Any]) -> list[Tool]:  # type: ignore[empty
 
 
 @hookspec
-def oracle_middleware(config: Mapping[str, Any]) -> list[Middleware]:  # type: ignore[empty-body]
+def oracle_middleware(config: Mapping[str, Any], oracle: Any) -> list[Middleware]:  # type: ignore[empty-body]
     """Return middleware that observes or changes model calls and tool calls.
 
     Called once, synchronously, at assembly. Middleware runs after the built-in capability
@@ -64,6 +66,7 @@ def oracle_middleware(config: Mapping[str, Any]) -> list[Middleware]:  # type: i
 
     Args:
         config: this plugin's configuration.
+        oracle: the :class:`~oracle_core.Oracle` being assembled (see ``oracle_tools``).
 
     Returns:
         A list of :class:`~oracle_core.Middleware` instances.
@@ -71,13 +74,14 @@ def oracle_middleware(config: Mapping[str, Any]) -> list[Middleware]:  # type: i
 
 
 @hookspec
-def oracle_routes(config: Mapping[str, Any]) -> list[Route]:  # type: ignore[empty-body]
+def oracle_routes(config: Mapping[str, Any], oracle: Any) -> list[Route]:  # type: ignore[empty-body]
     """Return HTTP routes, mounted by ``oracle serve`` under ``/plugins/<plugin-name>/``.
 
     Called once, synchronously, at assembly.
 
     Args:
         config: this plugin's configuration.
+        oracle: the :class:`~oracle_core.Oracle` being assembled (see ``oracle_tools``).
 
     Returns:
         A list of :class:`~oracle_core.Route`. Routes require the server's bearer token

@@ -5,6 +5,10 @@ change a request or replace a result, and ``on_error`` hears about failures. Ord
 the capability gate first (it cannot be removed), then each plugin's middleware in plugin
 registration order, and within a plugin in the order its ``oracle_middleware`` returned.
 ``before_*`` and ``wrap_*`` run in that order; ``after_*`` runs in reverse.
+
+``before_tool_call`` and ``after_tool_call`` see every tool call, including those the gate
+refuses (``result.refused``); ``wrap_tool_call`` sees only the calls the gate lets through,
+so no middleware can run a hidden tool.
 """
 
 from __future__ import annotations
@@ -38,8 +42,14 @@ class Middleware:
         """Surround a model call; call ``await call_next(request)`` to make it."""
         return await call_next(request)
 
+    async def before_tool_call(self, call: ToolCall) -> None:
+        """Called before each tool call the model asked for, refused ones included."""
+
+    async def after_tool_call(self, call: ToolCall, result: ToolResult) -> None:
+        """Called after each tool call with its result (``result.refused`` if the gate refused)."""
+
     async def wrap_tool_call(self, call: ToolCall, call_next: ToolHandler) -> ToolResult:
-        """Surround a tool call; call ``await call_next(call)`` to run it."""
+        """Surround a tool call the gate allowed; call ``await call_next(call)`` to run it."""
         return await call_next(call)
 
     async def on_error(self, error: BaseException, request: ModelRequest | ToolCall) -> None:

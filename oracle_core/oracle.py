@@ -106,6 +106,7 @@ class Oracle:
             config=settings.plugin_config,
             trace=settings.trace_plugins,
             failures=early,
+            oracle=self,
         )
         if settings.strict and registry.failures:
             raise StrictPluginError(list(registry.failures))

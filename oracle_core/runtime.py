@@ -349,7 +349,13 @@ class Run:
                 id=raw["id"], name=raw["function"]["name"], arguments=raw["function"].get("arguments") or "",
                 offered=offered, thread_id=self.thread_id, run_id=self.record.id, loaded=tuple(loaded),
             )  # fmt: skip
-            return await _unwrap(handler(call))  # type: ignore[no-any-return]
+            chain = self.oracle.middleware
+            for item in chain:
+                await _unwrap(_guard(item, "before_tool_call", item.before_tool_call(call)))
+            result: ToolResult = await _unwrap(handler(call))
+            for item in reversed(chain):
+                await _unwrap(_guard(item, "after_tool_call", item.after_tool_call(call, result)))
+            return result
 
         return list(await asyncio.gather(*(one(c) for c in calls)))
 

@@ -281,6 +281,10 @@ class Recorder(Middleware):
         result: ToolResult = await call_next(call)
         return result
 
+    async def after_tool_call(self, call: ToolCall, result: ToolResult) -> None:
+        outcome = "refused" if result.refused else "ran"
+        self.log.append(f"{self.label}.after_tool:{call.name}:{outcome}")
+
 
 async def test_middleware_runs_in_plugin_order_after_the_gate(
     make_oracle: MakeOracle, fake_openai: FakeOpenAI
@@ -299,10 +303,16 @@ async def test_middleware_runs_in_plugin_order_after_the_gate(
         "a1.wrap>", "a2.wrap>", "b.wrap>", "b.wrap<", "a2.wrap<", "a1.wrap<",
     ]  # fmt: skip
     assert log[9:12] == ["b.after", "a2.after", "a1.after"]
-    assert log[12:15] == ["a1.tool:add", "a2.tool:add", "b.tool:add"]
+    assert log[12:] == [
+        "a1.tool:add", "a2.tool:add", "b.tool:add",
+        "b.after_tool:add:ran", "a2.after_tool:add:ran", "a1.after_tool:add:ran",
+        "a1.before", "a2.before", "b.before",
+        "a1.wrap>", "a2.wrap>", "b.wrap>", "b.wrap<", "a2.wrap<", "a1.wrap<",
+        "b.after", "a2.after", "a1.after",
+    ]  # fmt: skip
 
 
-async def test_a_middleware_sees_refused_calls_only_through_the_gate(
+async def test_a_middleware_observes_refused_calls_but_never_wraps_them(
     make_oracle: MakeOracle, fake_openai: FakeOpenAI
 ) -> None:
     log: list[str] = []
@@ -312,6 +322,7 @@ async def test_a_middleware_sees_refused_calls_only_through_the_gate(
     await oracle.run("t", "go")
 
     assert "m.tool:hidden_tool" not in log
+    assert "m.after_tool:hidden_tool:refused" in log
 
 
 async def test_a_middleware_that_raises_is_reported_with_its_plugin_name(
