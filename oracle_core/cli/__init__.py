@@ -7,6 +7,7 @@ import click
 
 from oracle_core.cli.ask_command import ask_command
 from oracle_core.cli.chat_command import chat_command
+from oracle_core.cli.demo_command import demo_command
 from oracle_core.cli.plugins_command import plugins_command
 from oracle_core.cli.prompt_command import prompt_command
 from oracle_core.cli.serve_command import serve_command
@@ -18,7 +19,14 @@ def main() -> None:
     """oracle: an LLM agent whose capabilities come from plugins."""
 
 
-for command in (plugins_command, prompt_command, ask_command, chat_command, serve_command):
+for command in (
+    demo_command,
+    plugins_command,
+    prompt_command,
+    ask_command,
+    chat_command,
+    serve_command,
+):
     main.add_command(command)
 
 __all__ = ["main"]

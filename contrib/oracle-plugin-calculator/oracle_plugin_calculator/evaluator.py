@@ -16,6 +16,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from oracle_core import ToolError
+
 Number = int | float
 
 MAX_LENGTH = 500
@@ -28,7 +30,7 @@ SIGNIFICANT_DIGITS = 15
 """Float results are rounded to this many significant digits, hiding binary noise (0.1 + 0.2)."""
 
 
-class CalculationError(ValueError):
+class CalculationError(ToolError, ValueError):
     """An expression could not be evaluated; the message names the bad part and the fix."""
 
 

@@ -10,13 +10,15 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass
 
+from oracle_core import ToolError
+
 SIGNIFICANT_DIGITS = 12
 """Results are rounded to this many significant digits, hiding binary noise."""
 
 ABSOLUTE_ZERO_KELVIN = 0.0
 
 
-class ConversionError(ValueError):
+class ConversionError(ToolError, ValueError):
     """A conversion is impossible; the message lists the units that would work."""
 
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from oracle_core import ToolError
 
-class ClockError(ValueError):
+
+class ClockError(ToolError, ValueError):
     """A time zone or time the clock tools cannot use; the message says what would work."""
 
 
