@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 PACKAGES := $(wildcard plugins/*/pyproject.toml contrib/*/pyproject.toml)
-PLUGIN_MODULES := $(wildcard plugins/*/oracle_plugin_* contrib/*/oracle_plugin_*)
+PLUGIN_MODULES := $(filter-out %.egg-info,$(wildcard plugins/*/oracle_plugin_* contrib/*/oracle_plugin_*))
 STAMP := $(VENV)/.installed
 
 .PHONY: demo test lint typecheck pytest bench clean
