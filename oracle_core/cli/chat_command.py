@@ -7,29 +7,17 @@ import asyncio
 import click
 
 from oracle_core.cli.common import api_base_option, build_oracle, model_option, thread_option
-from oracle_core.events import (
-    CapabilityLoaded,
-    Event,
-    ModelCallStarted,
-    RunFinished,
-    TextDelta,
-    ToolCallEvent,
-    ToolResultEvent,
-)
+from oracle_core.cli.transcript import tool_line
+from oracle_core.events import Event, ModelCallStarted, RunFinished, TextDelta
 
 
 def render(event: Event, *, verbose: bool) -> str | None:
     """How one event shows in the terminal (``None``: not shown)."""
     if isinstance(event, TextDelta):
         return event.text
-    if isinstance(event, ToolCallEvent):
-        return click.style(f"\n  → {event.name}({event.arguments})", fg="cyan")
-    if isinstance(event, ToolResultEvent):
-        text = event.content if len(event.content) <= 200 else event.content[:197] + "..."
-        colour = "red" if event.is_error else "green"
-        return click.style(f"\n  ← {text}", fg=colour)
-    if isinstance(event, CapabilityLoaded):
-        return click.style(f"\n  ⊕ loaded: {', '.join(event.names)}", fg="magenta")
+    line = tool_line(event)
+    if line is not None:
+        return f"\n{line}"
     if isinstance(event, ModelCallStarted) and verbose:
         return click.style(
             f"\n  [step {event.step}: {len(event.tools)} tools, {event.tokens.get('total', 0)} prompt tokens]",

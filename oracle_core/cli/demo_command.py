@@ -8,15 +8,8 @@ import uuid
 import click
 
 from oracle_core.cli.common import api_base_option, build_oracle, model_option
-from oracle_core.events import (
-    CapabilityLoaded,
-    Event,
-    ModelCallStarted,
-    RunFinished,
-    ToolCallEvent,
-    ToolResultEvent,
-    UsageEvent,
-)
+from oracle_core.cli.transcript import tool_line
+from oracle_core.events import Event, ModelCallStarted, RunFinished, UsageEvent
 from oracle_core.oracle import Oracle
 
 
@@ -44,16 +37,9 @@ def describe(event: Event) -> str | None:
             f"    prompt: {t['total']} tokens = Tier-1 {t['tier1']} + meta-tools {t['meta_tools']}"
             f" + tool schemas {t['tool_schemas']} + messages {t['messages']}"
         )
-    if isinstance(event, ToolCallEvent):
-        return click.style(f"  → {event.name}({event.arguments})", fg="cyan")
-    if isinstance(event, ToolResultEvent):
-        text = event.content if len(event.content) <= 160 else event.content[:157] + "..."
-        return click.style(f"  ← {text}", fg="red" if event.is_error else "green")
-    if isinstance(event, CapabilityLoaded):
-        return click.style(
-            f"  ⊕ loaded {', '.join(event.names)}: its tools are shown from the next call",
-            fg="magenta",
-        )
+    line = tool_line(event, limit=160)
+    if line is not None:
+        return line
     if isinstance(event, UsageEvent):
         return click.style(
             f"    provider usage: {event.usage.prompt_tokens} prompt + {event.usage.completion_tokens} completion",
