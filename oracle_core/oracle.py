@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import logging
 import weakref
 from collections.abc import AsyncIterator, Sequence
 from functools import cached_property
@@ -27,6 +28,8 @@ from oracle_core.runtime import Run, RunResult
 from oracle_core.settings import Settings
 from oracle_core.tokens import count_json_tokens, count_tokens
 from oracle_core.tools import Tool
+
+log = logging.getLogger("oracle_core")
 
 
 class Oracle:
@@ -229,6 +232,7 @@ class Oracle:
             "thread_id": thread_id,
             "model": self.model.name,
             "loaded_plugins": state.loaded_plugins,
+            "thread_usage": state.usage.as_dict(),
             "system_prompt": request.system_prompt,
             "tools": request.openai_tools(),
             "tokens": {
@@ -288,6 +292,8 @@ class Oracle:
         if self._started:
             return
         self._started = True
+        if self.tier1_block and (warning := self.tier1_warning()):
+            log.warning("%s", warning)
         await self._lifecycle("oracle_startup")
 
     async def close(self) -> None:

@@ -14,7 +14,8 @@ from oracle_core.testing.openai_server import FakeOpenAI, Reply
 
 
 @pytest.fixture
-def run_oracle(site: SitePackages, fake_openai: FakeOpenAI):  # type: ignore[no-untyped-def]
+def oracle_env(site: SitePackages, fake_openai: FakeOpenAI) -> dict[str, str]:
+    """The environment of an `oracle` subprocess with two test plugins and the fake model."""
     site.add(
         "oracle-plugin-fakecast",
         plugin_code("fakecast", tools=("get_forecast",)),
@@ -25,27 +26,31 @@ def run_oracle(site: SitePackages, fake_openai: FakeOpenAI):  # type: ignore[no-
         plugin_code("notes", visibility="always", tools=("note",)),
         entry_point="notes",
     )
+    return {
+        **os.environ,
+        "PYTHONPATH": str(site.root),
+        "ORACLE_HOME": str(site.root / "home"),
+        "ORACLE_LOAD_PLUGINS": "fakecast,notes",
+        "ORACLE_MODEL": "openai/fake-model",
+        "ORACLE_API_BASE": fake_openai.url,
+        "OPENAI_API_KEY": "sk-fake",
+    }
 
-    def run(*args: str) -> subprocess.CompletedProcess[str]:
-        env = {
-            **os.environ,
-            "PYTHONPATH": str(site.root),
-            "ORACLE_HOME": str(site.root / "home"),
-            "ORACLE_LOAD_PLUGINS": "fakecast,notes",
-            "ORACLE_MODEL": "openai/fake-model",
-            "ORACLE_API_BASE": fake_openai.url,
-            "OPENAI_API_KEY": "sk-fake",
-        }
+
+@pytest.fixture
+def run_oracle_input(oracle_env: dict[str, str]):  # type: ignore[no-untyped-def]
+    def run(stdin: str, *args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
             [sys.executable, "-m", "oracle_core", *args],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-        )
+            env=oracle_env, input=stdin, capture_output=True, text=True, timeout=120, check=False,
+        )  # fmt: skip
 
     return run
+
+
+@pytest.fixture
+def run_oracle(run_oracle_input):  # type: ignore[no-untyped-def]
+    return lambda *args: run_oracle_input("", *args)
 
 
 def test_ask_prints_the_answer_and_loads_persist_across_two_asks_on_a_thread(
@@ -141,3 +146,27 @@ def test_prompt_shows_what_the_next_call_gets_with_token_counts(
     )
     assert "Thread 't1' (loaded: fakecast)" in text
     assert f"Total: {report['tokens']['total']} tokens" in text
+
+
+def test_chat_shows_tool_calls_and_loads_as_they_happen(
+    run_oracle_input, fake_openai: FakeOpenAI
+) -> None:  # type: ignore[no-untyped-def]
+    fake_openai.script(
+        Reply.call("load_capability", {"names": ["fakecast"]}),
+        Reply.call("get_forecast", {"text": "Oslo"}),
+        Reply.text("Snow in Oslo."),
+    )
+
+    result = run_oracle_input("Weather in Oslo?\n/exit\n", "chat", "--thread", "c1")
+
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    steps = [
+        '→ load_capability({"names": ["fakecast"]})',
+        "⊕ loaded fakecast",
+        '→ get_forecast({"text": "Oslo"})',
+        "← get_forecast:Oslo",
+        "Snow in Oslo.",
+    ]
+    positions = [out.index(step) for step in steps]
+    assert positions == sorted(positions)

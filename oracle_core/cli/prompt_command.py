@@ -16,6 +16,8 @@ def _render(report: dict[str, Any]) -> str:
     loaded = ", ".join(report["loaded_plugins"]) or "nothing"
     lines = [
         f"Thread {report['thread_id']!r} (loaded: {loaded}), model {report['model']}",
+        f"Tokens used by the thread so far: {report['thread_usage']['prompt_tokens']} prompt + "
+        f"{report['thread_usage']['completion_tokens']} completion",
         "",
         f"=== System prompt ({tokens['tier1']} tokens of Tier-1 block) ===",
         report["system_prompt"],
