@@ -51,6 +51,7 @@ class ModelRequest:
         messages: the conversation so far, without the system message.
         tools: the tools shown to the model, as set by the capability gate.
         options: extra keyword arguments for ``litellm.acompletion``.
+        user_id: who the run acts for.
     """
 
     thread_id: str
@@ -61,6 +62,7 @@ class ModelRequest:
     messages: list[Message]
     tools: list[Tool]
     options: dict[str, Any] = field(default_factory=dict)
+    user_id: str = "default"
 
     def openai_messages(self) -> list[Message]:
         """The messages as sent: the system prompt first, private keys removed."""
@@ -98,6 +100,7 @@ class ToolCall:
         thread_id: the thread the call belongs to.
         run_id: the run making it.
         loaded: the on-demand plugins loaded in the thread when the call runs.
+        user_id: who the run acts for.
     """
 
     id: str
@@ -107,6 +110,7 @@ class ToolCall:
     thread_id: str
     run_id: str
     loaded: tuple[str, ...] = ()
+    user_id: str = "default"
 
 
 @dataclass

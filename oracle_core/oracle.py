@@ -72,6 +72,7 @@ class Oracle:
         tool_timeout: float = 60.0,
     ) -> None:
         self.settings = settings or Settings.from_env()
+        self._plugin_state: dict[str, dict[str, Any]] = {}
         self.plugin_manager: pluggy.PluginManager = new_plugin_manager()
         self.registry: Registry = self._assemble(plugins, entry_points, path)
         self.instructions = instructions
@@ -83,6 +84,7 @@ class Oracle:
         self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
         self._visible: dict[tuple[str, ...], list[Tool]] = {}
         self._started = False
+        self._closed = False
 
     def _assemble(
         self, plugins: Sequence[Any], entry_points: bool, path: Sequence[str] | None
@@ -114,6 +116,15 @@ class Oracle:
         if settings.strict and registry.failures:
             raise StrictPluginError(list(registry.failures))
         return registry
+
+    def plugin_state(self, plugin: str) -> dict[str, Any]:
+        """A dict a plugin may keep per-oracle state in (connections, caches), by plugin name.
+
+        Hooks receive the oracle, so a plugin opens its resources in ``oracle_tools`` or
+        ``oracle_startup``, keeps them here, and closes them in ``oracle_shutdown``; nothing
+        needs to live at module level, and two oracles in one process never share state.
+        """
+        return self._plugin_state.setdefault(plugin, {})
 
     # -- parts made on first use ------------------------------------------------------------
 
@@ -191,7 +202,13 @@ class Oracle:
         return tools
 
     def build_request(
-        self, thread_id: str, run_id: str, step: int, messages: list[Message], loaded: Sequence[str]
+        self,
+        thread_id: str,
+        run_id: str,
+        step: int,
+        messages: list[Message],
+        loaded: Sequence[str],
+        user_id: str = "default",
     ) -> ModelRequest:
         """The model request for one step, with the gate's tool list."""
         return ModelRequest(
@@ -202,6 +219,7 @@ class Oracle:
             system_prompt=self.system_prompt,
             messages=list(messages),
             tools=self.tools_for(loaded),
+            user_id=user_id,
         )
 
     def token_split(self, request: ModelRequest) -> dict[str, int]:
@@ -288,7 +306,13 @@ class Oracle:
         return asyncio.run(main())
 
     async def start(self) -> None:
-        """Run every plugin's ``oracle_startup`` hook, once."""
+        """Run every plugin's ``oracle_startup`` hook, once.
+
+        Raises:
+            OracleError: when the oracle was closed.
+        """
+        if self._closed:
+            raise OracleError("this oracle is closed: build a new Oracle to run again")
         if self._started:
             return
         self._started = True
@@ -297,12 +321,16 @@ class Oracle:
         await self._lifecycle("oracle_startup")
 
     async def close(self) -> None:
-        """Run ``oracle_shutdown`` hooks (if started) and close the store."""
-        if self._started:
-            self._started = False
+        """Run every plugin's ``oracle_shutdown`` hook and close the store, once."""
+        if self._closed:
+            return
+        self._closed = True
+        self._started = False
+        try:
             await self._lifecycle("oracle_shutdown")
-        if self._checkpointer is not None:
-            await self._checkpointer.close()
+        finally:
+            if self._checkpointer is not None:
+                await self._checkpointer.close()
 
     async def _lifecycle(self, hook: str) -> None:
         names = {id(p.obj): p.name for p in self.registry}

@@ -9,6 +9,7 @@ tool calls or the step limit is reached. State is saved after every step.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import uuid
@@ -55,14 +56,6 @@ class MiddlewareError(OracleError):
             f"{method}: {type(error).__name__}: {error}"
         )
         self.plugin = middleware.plugin
-
-
-class _Passing(Exception):
-    """Carries an error raised further in, so outer middleware is not blamed for it."""
-
-    def __init__(self, error: BaseException) -> None:
-        super().__init__(str(error))
-        self.error = error
 
 
 @dataclass
@@ -123,12 +116,29 @@ def _error(call: ToolCall, message: str) -> ToolResult:
     )
 
 
+_INNER = "_oracle_raised_further_in"
+
+
+def _mark_inner(error: BaseException) -> None:
+    """Mark ``error`` as raised further in, so an outer middleware is not blamed for it."""
+    with contextlib.suppress(AttributeError):  # a type that forbids attributes: best effort
+        setattr(error, _INNER, True)
+
+
 async def _guard(middleware: Middleware, method: str, call: Awaitable[Any]) -> Any:
+    """Await a middleware method; an error it raised itself is blamed on its plugin.
+
+    Errors that came out of ``call_next`` (the model, the tool, inner middleware) pass
+    through unchanged, so a middleware may catch them as they are (e.g. retry a
+    ``ModelError``) and no layer is blamed for another's failure.
+    """
     try:
         return await call
-    except _Passing:
+    except MiddlewareError:
         raise
     except Exception as error:
+        if getattr(error, _INNER, False):
+            raise
         raise MiddlewareError(middleware, method, error) from error
 
 
@@ -136,30 +146,23 @@ def _chain(
     middleware: list[Middleware], method: str, inner: Callable[[Any], Awaitable[Any]]
 ) -> Callable[[Any], Awaitable[Any]]:
     """Nest ``inner`` in each middleware's ``method``; the first middleware is outermost."""
-
-    async def innermost(value: Any) -> Any:
-        try:
-            return await inner(value)
-        except _Passing:
-            raise
-        except Exception as error:
-            raise _Passing(error) from error
-
-    handler: Callable[[Any], Awaitable[Any]] = innermost
+    handler: Callable[[Any], Awaitable[Any]] = inner
     for item in reversed(middleware):
 
-        def layer(value: Any, item: Middleware = item, call_next: Any = handler) -> Awaitable[Any]:
+        async def call_next(value: Any, handler: Callable[[Any], Awaitable[Any]] = handler) -> Any:
+            try:
+                return await handler(value)
+            except Exception as error:
+                _mark_inner(error)
+                raise
+
+        def layer(
+            value: Any, item: Middleware = item, call_next: Any = call_next
+        ) -> Awaitable[Any]:
             return _guard(item, method, getattr(item, method)(value, call_next))
 
         handler = layer
     return handler
-
-
-async def _unwrap(call: Awaitable[Any]) -> Any:
-    try:
-        return await call
-    except _Passing as passing:
-        raise passing.error from None
 
 
 class Run:
@@ -235,7 +238,7 @@ class Run:
         oracle = self.oracle
         for step in range(1, oracle.max_steps + 1):
             request = oracle.build_request(
-                self.thread_id, self.record.id, step, self.messages, self.loaded
+                self.thread_id, self.record.id, step, self.messages, self.loaded, self.user_id
             )
             yield ModelCallStarted(
                 step, [t.name for t in request.tools], oracle.token_split(request)
@@ -298,18 +301,16 @@ class Run:
 
         async def whole() -> ModelResponse:
             for item in chain:
-                await _unwrap(_guard(item, "before_model_call", item.before_model_call(request)))
+                await _guard(item, "before_model_call", item.before_model_call(request))
             try:
-                response: ModelResponse = await _unwrap(
-                    _chain(chain, "wrap_model_call", call_model)(request)
+                response: ModelResponse = await _chain(chain, "wrap_model_call", call_model)(
+                    request
                 )
             except Exception as error:
                 await self._notify(error, request)
                 raise
             for item in reversed(chain):
-                await _unwrap(
-                    _guard(item, "after_model_call", item.after_model_call(request, response))
-                )
+                await _guard(item, "after_model_call", item.after_model_call(request, response))
             return response
 
         task = asyncio.ensure_future(whole())
@@ -348,13 +349,14 @@ class Run:
             call = ToolCall(
                 id=raw["id"], name=raw["function"]["name"], arguments=raw["function"].get("arguments") or "",
                 offered=offered, thread_id=self.thread_id, run_id=self.record.id, loaded=tuple(loaded),
+                user_id=self.user_id,
             )  # fmt: skip
             chain = self.oracle.middleware
             for item in chain:
-                await _unwrap(_guard(item, "before_tool_call", item.before_tool_call(call)))
-            result: ToolResult = await _unwrap(handler(call))
+                await _guard(item, "before_tool_call", item.before_tool_call(call))
+            result: ToolResult = await handler(call)
             for item in reversed(chain):
-                await _unwrap(_guard(item, "after_tool_call", item.after_tool_call(call, result)))
+                await _guard(item, "after_tool_call", item.after_tool_call(call, result))
             return result
 
         return list(await asyncio.gather(*(one(c) for c in calls)))

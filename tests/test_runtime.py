@@ -457,3 +457,54 @@ async def test_a_tool_error_reaches_the_model_without_a_logged_traceback(
         "error": "No place called 'Xyzzy' was found; check the spelling"
     }
     assert caplog.text == ""
+
+
+async def test_a_middleware_can_catch_the_model_error_itself_and_fall_back(
+    make_oracle: MakeOracle, fake_openai: FakeOpenAI
+) -> None:
+    from oracle_core.model import ModelError
+
+    class Fallback(Middleware):
+        async def wrap_model_call(self, request: ModelRequest, call_next: Any) -> ModelResponse:
+            try:
+                response: ModelResponse = await call_next(request)
+            except ModelError as error:
+                return ModelResponse(
+                    {"role": "assistant", "content": f"fallback after {type(error).__name__}"}
+                )
+            return response
+
+    oracle = make_oracle(
+        ToolsPlugin(middleware=[Fallback()]), model=fake_openai.model(num_retries=0)
+    )
+    fake_openai.script(Reply.error(400, "nope"))
+
+    result = await oracle.run("t", "hi")
+
+    assert (result.status, result.answer) == ("completed", "fallback after ModelError")
+
+
+async def test_only_the_middleware_that_raised_is_blamed(
+    make_oracle: MakeOracle, fake_openai: FakeOpenAI
+) -> None:
+    class Boom(Middleware):
+        async def wrap_model_call(self, request: ModelRequest, call_next: Any) -> ModelResponse:
+            raise RuntimeError("inner broke")
+
+    class Passive(Middleware):
+        async def wrap_model_call(self, request: ModelRequest, call_next: Any) -> ModelResponse:
+            response: ModelResponse = await call_next(request)
+            return response
+
+    oracle = make_oracle(
+        ToolsPlugin(middleware=[Passive()], name="outer"),
+        ToolsPlugin(middleware=[Boom()], name="inner"),
+    )
+    fake_openai.script(Reply.text("never"))
+
+    result = await oracle.run("t", "hi")
+
+    assert (
+        result.error
+        == "middleware Boom of plugin 'inner' raised in wrap_model_call: RuntimeError: inner broke"
+    )

@@ -13,6 +13,7 @@ from oracle_core.calls import Message
 from oracle_core.checkpointers.base import Checkpointer
 from oracle_core.checkpointers.memory import conflict
 from oracle_core.state import RunRecord, ThreadState
+from oracle_core.storage import connect_sqlite
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS oracle_threads (
@@ -57,14 +58,10 @@ class SQLiteCheckpointer(Checkpointer):
 
     def __init__(self, path: str | Path, *, busy_timeout: float = 30.0) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._db: sqlite3.Connection | None = sqlite3.connect(
-            self.path, timeout=busy_timeout, isolation_level=None, check_same_thread=False
+        self._db: sqlite3.Connection | None = connect_sqlite(
+            self.path, schema=SCHEMA, busy_timeout=busy_timeout
         )
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.executescript(SCHEMA)
 
     @property
     def connection(self) -> sqlite3.Connection:
