@@ -1,0 +1,97 @@
+"""Refusing real model requests in tests.
+
+While :func:`refuse_model_requests` is active, a :class:`~oracle_core.model.LiteLLMModel`
+may only reach a server on this machine (``127.0.0.1``, ``localhost``, ``::1``), which is
+where :class:`~oracle_core.testing.ScriptedModel` and ``FakeOpenAI`` listen. Any other call
+(a provider's default endpoint, a remote ``api_base``) raises :class:`RealModelRequestError`
+before litellm is asked, so a test never spends tokens or depends on the network by accident.
+
+The pytest plugin turns it on for every test; opt a test in to real requests with
+``@pytest.mark.oracle_allow_model_requests``.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
+from typing import Any
+from urllib.parse import urlsplit
+
+from oracle_core.calls import ModelRequest, ModelResponse
+from oracle_core.errors import OracleError
+from oracle_core.model import LiteLLMModel
+
+OPT_IN = (
+    "mark the test with @pytest.mark.oracle_allow_model_requests, set "
+    "oracle_allow_model_requests = true in the pytest configuration, or run with "
+    "ORACLE_ALLOW_MODEL_REQUESTS=1"
+)
+"""How a test opts in to real model requests (quoted in refusals)."""
+
+
+class RealModelRequestError(OracleError):
+    """A test tried to call a real model while real model requests are refused.
+
+    Attributes:
+        model: the litellm model string.
+        api_base: where the request would have gone (``None``: the provider's default).
+    """
+
+    def __init__(self, model: str, api_base: str | None) -> None:
+        where = f"at {api_base}" if api_base else "at the provider's default endpoint"
+        super().__init__(
+            f"a real model request to {model!r} {where} was refused: tests may only reach "
+            f"models on 127.0.0.1. Use the oracle_model fixture (a scripted model), or {OPT_IN}."
+        )
+        self.model = model
+        self.api_base = api_base
+
+
+def is_loopback(api_base: str | None) -> bool:
+    """Whether ``api_base`` points at this machine."""
+    if not api_base:
+        return False
+    host = urlsplit(api_base if "//" in api_base else f"//{api_base}").hostname or ""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+@contextmanager
+def refuse_model_requests() -> Iterator[list[RealModelRequestError]]:
+    """Refuse :class:`LiteLLMModel` calls to anything but loopback while the block runs.
+
+    Yields the list of refusals made, so a caller can report requests that a run swallowed
+    as a failed run. Blocks nest; leaving one restores what was there before.
+    """
+    refused: list[RealModelRequestError] = []
+    complete, stream = LiteLLMModel.complete, LiteLLMModel.stream
+
+    def check(model: LiteLLMModel, request: ModelRequest) -> None:
+        api_base = request.options.get("api_base") or model.api_base
+        if not is_loopback(api_base):
+            error = RealModelRequestError(request.model or model.name, api_base)
+            refused.append(error)
+            raise error
+
+    async def guarded_complete(self: LiteLLMModel, request: ModelRequest) -> ModelResponse:
+        check(self, request)
+        return await complete(self, request)
+
+    async def guarded_stream(
+        self: LiteLLMModel, request: ModelRequest
+    ) -> AsyncIterator[str | ModelResponse]:
+        check(self, request)
+        async for piece in stream(self, request):
+            yield piece
+
+    patched: Any = LiteLLMModel
+    patched.complete, patched.stream = guarded_complete, guarded_stream
+    try:
+        yield refused
+    finally:
+        patched.complete, patched.stream = complete, stream
