@@ -8,6 +8,7 @@ import click
 from oracle_core.cli.ask_command import ask_command
 from oracle_core.cli.chat_command import chat_command
 from oracle_core.cli.demo_command import demo_command
+from oracle_core.cli.plugin_command import plugin_group
 from oracle_core.cli.plugins_command import plugins_command
 from oracle_core.cli.prompt_command import prompt_command
 from oracle_core.cli.serve_command import serve_command
@@ -26,6 +27,7 @@ for command in (
     ask_command,
     chat_command,
     serve_command,
+    plugin_group,
 ):
     main.add_command(command)
 
