@@ -57,6 +57,7 @@ def test_a_new_plugin_installs_is_discovered_and_passes_its_own_tests(tmp_path: 
         package,
         PYTHONPATH=str(site),
     )
+    linted = run([sys.executable, "-m", "ruff", "check", "--no-cache", "."], package)
 
     assert created.returncode == 0, created.stderr
     assert installed.returncode == 0, installed.stderr
