@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar
 
 from oracle_core.calls import Usage
@@ -16,10 +16,10 @@ class Event:
 
     def to_json(self) -> dict[str, Any]:
         """The event as JSON-ready data with its ``type``."""
-        data = {"type": self.type, **asdict(self)}
-        for key, value in data.items():
-            if isinstance(value, Usage):
-                data[key] = value.as_dict()
+        data: dict[str, Any] = {"type": self.type}
+        for item in fields(self):
+            value = getattr(self, item.name)
+            data[item.name] = value.as_dict() if isinstance(value, Usage) else value
         return data
 
 

@@ -262,6 +262,11 @@ class Oracle:
 
     # -- runs ------------------------------------------------------------------------------------
 
+    def thread_busy(self, thread_id: str) -> bool:
+        """Whether a run is in progress on ``thread_id`` in this process."""
+        lock = self._locks.get(thread_id)
+        return lock is not None and lock.locked()
+
     def thread_lock(self, thread_id: str) -> asyncio.Lock:
         """The lock that serializes runs on one thread within this process."""
         lock = self._locks.get(thread_id)
@@ -282,17 +287,8 @@ class Oracle:
 
     async def run(self, thread_id: str, message: str, *, user_id: str = "default") -> RunResult:
         """Run one user message on ``thread_id`` to its answer and return the whole run."""
-        from oracle_core.events import RunFinished, RunStarted
-
-        events: list[Event] = []
-        async for event in self.stream(thread_id, message, user_id=user_id, text_deltas=False):
-            events.append(event)
-        started = next(e for e in events if isinstance(e, RunStarted))
-        done = events[-1]
-        assert isinstance(done, RunFinished)
-        return RunResult(
-            started.run_id, thread_id, done.status, done.answer, done.usage, done.error, events
-        )
+        stream = self.stream(thread_id, message, user_id=user_id, text_deltas=False)
+        return RunResult.from_events(thread_id, [event async for event in stream])
 
     def run_sync(self, thread_id: str, message: str, *, user_id: str = "default") -> RunResult:
         """:meth:`run` for scripts: runs the event loop, then closes the oracle."""

@@ -80,6 +80,20 @@ class RunResult:
     error: str | None = None
     events: list[Event] = field(default_factory=list)
 
+    @classmethod
+    def from_events(cls, thread_id: str, events: list[Event]) -> RunResult:
+        """The result of a run from its complete list of events (ending with ``done``).
+
+        Raises:
+            ValueError: when ``events`` does not end with a :class:`RunFinished` event.
+        """
+        done = events[-1] if events else None
+        if not isinstance(done, RunFinished):
+            raise ValueError("the run has not finished: its events do not end with `done`")
+        return cls(
+            done.run_id, thread_id, done.status, done.answer, done.usage, done.error, list(events)
+        )
+
     @property
     def tool_calls(self) -> list[ToolCallEvent]:
         """The tool calls the model made, in order."""
