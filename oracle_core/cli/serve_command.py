@@ -112,5 +112,13 @@ def serve_command(
             if not self.should_exit:
                 click.echo(banner)
 
-    config = uvicorn.Config(app, log_level=log_level, lifespan="on", server_header=False)
+    config = uvicorn.Config(
+        app,
+        log_level=log_level,
+        lifespan="on",
+        server_header=False,
+        # On SIGTERM, streams and runs in progress get this long to finish; the rest are
+        # cancelled and saved as such.
+        timeout_graceful_shutdown=30,
+    )
     _Server(config).run(sockets=[sock])

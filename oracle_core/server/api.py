@@ -154,7 +154,11 @@ def api_router(ctx: ServerContext) -> APIRouter:
                         for t in p.tools
                     ],
                     "routes": [
-                        {"path": f"/plugins/{p.name}{r.path}", "methods": list(r.methods), "public": r.public}
+                        {
+                            "path": f"/plugins/{p.name}{r.path}",
+                            "methods": list(r.methods),
+                            "public": r.public,
+                        }
                         for r in p.routes
                     ],
                 }

@@ -33,7 +33,7 @@ page at `/`. Send `Authorization: Bearer <token>` when the server has tokens."""
 def create_app(
     oracle: Oracle,
     *,
-    tokens: Iterable[str] = (),
+    tokens: Iterable[str] | str = (),
     limits: Limits | None = None,
     chat_page: bool = True,
 ) -> FastAPI:
@@ -45,7 +45,8 @@ def create_app(
 
     Args:
         oracle: the oracle to serve.
-        tokens: accepted bearer tokens; empty: no authentication (bind to loopback only).
+        tokens: accepted bearer tokens (a string is read as comma-separated tokens); empty:
+            no authentication (bind to loopback only).
         limits: request limits; default :class:`Limits`.
         chat_page: serve the chat page at ``/``.
 

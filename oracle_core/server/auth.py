@@ -36,10 +36,12 @@ class BearerAuth:
     that); with one or more, any of them is accepted. Tokens are compared in constant time.
 
     Args:
-        tokens: the accepted tokens.
+        tokens: the accepted tokens; a single string is read as comma-separated tokens.
     """
 
-    def __init__(self, tokens: Iterable[str] = ()) -> None:
+    def __init__(self, tokens: Iterable[str] | str = ()) -> None:
+        if isinstance(tokens, str):
+            tokens = parse_tokens(tokens)
         self._tokens = tuple(t.encode() for t in tokens if t)
 
     @property

@@ -77,7 +77,9 @@ def describe_validation(errors: list[Any]) -> tuple[int, str, str]:
     parts = []
     for error in errors:
         location = ".".join(str(p) for p in error.get("loc", ()) if p != "body") or "body"
-        if error.get("type") == "model_attributes_type" and location == "body":
+        if error.get("type") == "missing" and location == "body":
+            parts.append("the request needs a JSON body sent with Content-Type: application/json")
+        elif error.get("type") == "model_attributes_type" and location == "body":
             parts.append("the body must be a JSON object sent with Content-Type: application/json")
         else:
             parts.append(f"{location}: {error.get('msg', 'invalid')}")
@@ -95,6 +97,9 @@ async def _http_error(request: Request, error: Exception) -> Response:
     message = error.detail if isinstance(error.detail, str) else str(error.detail)
     if error.status_code == 404 and message == "Not Found":
         message = f"no route {request.method} {request.url.path}; see /docs for the API"
+    elif error.status_code == 405:
+        allowed = (error.headers or {}).get("Allow", "")
+        message = f"{request.method} is not allowed on {request.url.path}; allowed: {allowed}"
     return error_response(error.status_code, kind, message, error.headers)
 
 

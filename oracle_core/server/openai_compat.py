@@ -153,7 +153,9 @@ def openai_router(ctx: ServerContext) -> APIRouter:
         if await handle.next() is None:  # run_started; a conflict becomes a 409 here
             raise ApiError(500, "server_error", "the run ended before it started")
         include_usage = bool(body.stream_options and body.stream_options.include_usage)
-        chunks = _chunks(handle, completion_id, body.model, include_usage, ctx.limits.sse_ping_seconds)
+        chunks = _chunks(
+            handle, completion_id, body.model, include_usage, ctx.limits.sse_ping_seconds
+        )
         return sse_response(chunks, {**headers, **_NO_RETRY})
 
     return router
@@ -167,7 +169,12 @@ async def _chunks(
     Text the model writes is streamed as it comes (text written before a tool call
     included); a failed run ends with an OpenAI-style ``{"error": ...}`` message.
     """
-    base = {"id": completion_id, "object": "chat.completion.chunk", "created": int(time.time()), "model": model}
+    base = {
+        "id": completion_id,
+        "object": "chat.completion.chunk",
+        "created": int(time.time()),
+        "model": model,
+    }
 
     def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
         choice = {"index": 0, "delta": delta, "finish_reason": finish}
@@ -197,4 +204,6 @@ async def _chunks(
 
 
 def _error(message: str) -> bytes:
-    return sse_message({"error": {"message": message, "type": "server_error", "code": "run_failed"}})
+    return sse_message(
+        {"error": {"message": message, "type": "server_error", "code": "run_failed"}}
+    )

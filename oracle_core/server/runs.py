@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
 
 from oracle_core.errors import ThreadConflictError
-from oracle_core.events import Event, RunFinished, RunStarted
+from oracle_core.events import Event, RunStarted
 from oracle_core.runtime import RunResult
 from oracle_core.server.errors import ApiError
 
@@ -38,21 +38,24 @@ class RunHandle:
         self.run_id: str | None = None
         self.task: asyncio.Task[None] | None = None
         self._queue: asyncio.Queue[Event | BaseException | _End] = asyncio.Queue()
+        self._pending: BaseException | _End | None = None
 
     def put(self, item: Event | BaseException | _End) -> None:
         """Queue an event, the error that ended the run, or the end marker."""
         self._queue.put_nowait(item)
 
-    async def next(self, timeout: float | None = None) -> Event | None:
+    async def next(self) -> Event | None:
         """The next event, or ``None`` when the run is over.
 
+        Safe to cancel (as ``asyncio.timeout`` does): no event is lost, the run goes on.
+
         Raises:
-            TimeoutError: ``timeout`` seconds passed without an event (the run goes on).
             ApiError: 409 when another writer changed the thread before the run started.
         """
-        item = await asyncio.wait_for(self._queue.get(), timeout)
+        item = self._pending if self._pending is not None else await self._queue.get()
+        self._pending = None
         if isinstance(item, _End):
-            self._queue.put_nowait(item)  # every later call sees the end too
+            self._pending = item  # every later call sees the end too
             return None
         if isinstance(item, ThreadConflictError):
             raise ApiError(409, "thread_conflict", str(item))
@@ -60,26 +63,38 @@ class RunHandle:
             raise item
         return item
 
+    def ready(self) -> list[Event]:
+        """The events already queued, taken without waiting (the end stays for :meth:`next`)."""
+        events: list[Event] = []
+        while self._pending is None and not self._queue.empty():
+            item = self._queue.get_nowait()
+            if isinstance(item, Event):
+                events.append(item)
+            else:
+                self._pending = item
+        return events
+
     async def events(self) -> AsyncIterator[Event]:
         """Every remaining event, in order, ending with ``done``."""
         while (event := await self.next()) is not None:
             yield event
 
     async def result(self) -> RunResult:
-        """Wait for the run to end and return it whole."""
+        """Wait for the run to end and return it whole.
+
+        Raises:
+            ApiError: 409 on a conflicting write; 503 when the server stopped the run.
+        """
         events = [event async for event in self.events()]
-        started = next(e for e in events if isinstance(e, RunStarted))
-        done = events[-1]
-        assert isinstance(done, RunFinished)
-        return RunResult(
-            started.run_id,
-            started.thread_id,
-            done.status,
-            done.answer,
-            done.usage,
-            done.error,
-            events,
-        )
+        try:
+            return RunResult.from_events(self.thread_id, events)
+        except ValueError:
+            raise ApiError(
+                503,
+                "run_cancelled",
+                f"run {self.run_id} on thread {self.thread_id!r} was cancelled: the server is "
+                "stopping; post the message again once it is back",
+            ) from None
 
 
 class ThreadRuns:
@@ -98,7 +113,7 @@ class ThreadRuns:
         handle = self._active.get(thread_id)
         if handle is not None:
             return handle.run_id or ""
-        return "" if self.oracle.thread_lock(thread_id).locked() else None
+        return "" if self.oracle.thread_busy(thread_id) else None
 
     def start(
         self, thread_id: str, message: str, *, user_id: str = "default", text_deltas: bool = True
@@ -141,6 +156,13 @@ class ThreadRuns:
             if self._active.get(handle.thread_id) is handle:
                 del self._active[handle.thread_id]
             handle.put(_END)
+
+    async def wait(self, thread_id: str) -> None:
+        """Wait until the run in progress on ``thread_id`` (if any) has ended and saved."""
+        handle = self._active.get(thread_id)
+        if handle is not None and handle.task is not None:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await asyncio.shield(handle.task)
 
     async def cancel_all(self) -> None:
         """Cancel every run still in progress and wait until each has saved its state."""

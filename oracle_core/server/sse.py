@@ -7,6 +7,7 @@ comment line is sent after a stretch of silence, which SSE clients ignore.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator
 from typing import Any
@@ -48,7 +49,8 @@ async def with_pings(handle: RunHandle, ping_seconds: float) -> AsyncIterator[Ev
     """The run's remaining events; ``None`` stands for a stretch of ``ping_seconds`` silence."""
     while True:
         try:
-            event = await handle.next(timeout=ping_seconds)
+            async with asyncio.timeout(ping_seconds):
+                event = await handle.next()
         except TimeoutError:
             yield None
             continue
@@ -57,16 +59,22 @@ async def with_pings(handle: RunHandle, ping_seconds: float) -> AsyncIterator[Ev
         yield event
 
 
+def _messages(events: list[Event]) -> bytes:
+    return b"".join(sse_message(e.to_json(), e.type) for e in events)
+
+
 async def run_stream(handle: RunHandle, first: Event, ping_seconds: float) -> AsyncIterator[bytes]:
-    """A run's events as SSE messages, starting with ``first`` (``run_started``).
+    """A run's events as SSE messages, starting with ``first`` (``run_started``); events
+    that are already waiting are sent together in one write.
 
     Should the run break down outside the model's and tools' reach (the store fails, say),
     an ``error`` event with a ``message`` ends the stream instead of ``done``.
     """
-    yield sse_message(first.to_json(), first.type)
+    yield _messages([first, *handle.ready()])
     try:
         async for event in with_pings(handle, ping_seconds):
-            yield PING if event is None else sse_message(event.to_json(), event.type)
+            # Events that are already waiting go out in one write: fewer syscalls per run.
+            yield PING if event is None else _messages([event, *handle.ready()])
     except ApiError as error:
         yield sse_message({"type": "error", "error": error.type, "message": error.message}, "error")
     except Exception as error:

@@ -112,8 +112,10 @@ function addToolCall(turn, id, name, args) {
   turn.text = null; // text after a tool call starts a new bubble
   const call = el("details", "tool-call pending");
   call.dataset.tool = name;
-  call.append(el("summary", null, `🔧 ${name}(${args || ""})`));
-  call.append(el("pre", "arguments", args || "{}"));
+  const summary = el("summary");
+  const shown = (args || "").length > 120 ? `${args.slice(0, 117)}...` : args || "";
+  summary.append(el("span", "label", "tool"), el("span", "call", `${name}(${shown})`));
+  call.append(summary, el("h3", null, "arguments"), el("pre", "arguments", args || "{}"));
   turn.node.append(call);
   turn.calls.set(id, call);
   scrollDown();
@@ -126,7 +128,7 @@ function setToolResult(turn, id, content, isError, refused) {
   call.classList.remove("pending");
   if (isError) call.classList.add("error");
   if (refused) call.classList.add("refused");
-  call.append(el("pre", "result", content));
+  call.append(el("h3", null, refused ? "refused" : "result"), el("pre", "result", content));
 }
 
 function addLoad(turn, names) {
@@ -136,13 +138,11 @@ function addLoad(turn, names) {
 
 function addUsage(turn, usage) {
   if (!usage) return;
-  turn.node.append(
-    el(
-      "div",
-      "turn-usage",
-      `${usage.total_tokens} tokens this turn (${usage.prompt_tokens} prompt, ${usage.completion_tokens} completion)`,
-    ),
-  );
+  const prompt = usage.prompt_tokens || 0;
+  const completion = usage.completion_tokens || 0;
+  const total = usage.total_tokens ?? prompt + completion;
+  const text = `${total} tokens this turn (${prompt} prompt, ${completion} completion)`;
+  turn.node.append(el("div", "turn-usage", text));
 }
 
 function addError(turn, message) {

@@ -1,0 +1,104 @@
+"""The chat page in headless Chromium (Debian's ``chromium``, driven by Playwright)."""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from support import CodePlugin
+
+from oracle_core.server import create_app
+from oracle_core.testing.openai_server import FakeOpenAI, Reply
+
+CHROMIUM = "/usr/bin/chromium"
+ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+]  # fmt: skip
+
+playwright_api = pytest.importorskip("playwright.sync_api", reason="pip install playwright")
+pytestmark = pytest.mark.skipif(
+    shutil.which(CHROMIUM) is None,
+    reason=f"{CHROMIUM} is absent: apt-get install chromium (Debian's package; no browser download)",
+)
+
+
+def serve_in_thread(app: Any) -> Iterator[str]:
+    """Run ``app`` with uvicorn on 127.0.0.1 in a thread; yield its URL once it serves."""
+    import uvicorn
+
+    started = threading.Event()
+
+    class Server(uvicorn.Server):
+        async def startup(self, *args: Any, **kwargs: Any) -> None:
+            await super().startup(*args, **kwargs)
+            started.set()
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    server = Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    assert started.wait(30), "uvicorn did not start"
+    yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+    server.should_exit = True
+    thread.join(30)
+
+
+@pytest.fixture
+def page_url(make_oracle, fake_openai: FakeOpenAI) -> Iterator[str]:
+    oracle = make_oracle(CodePlugin("weather"), CodePlugin("notes", visibility="always"))
+    yield from serve_in_thread(create_app(oracle, tokens=("s3cret",)))
+
+
+@pytest.fixture
+def page() -> Iterator[Any]:
+    with playwright_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        try:
+            yield browser.new_page()
+        finally:
+            browser.close()
+
+
+def test_a_message_sent_on_the_page_shows_the_answer_tool_calls_loads_and_tokens(
+    page_url: str, page: Any, fake_openai: FakeOpenAI
+) -> None:
+    expect = playwright_api.expect
+    fake_openai.script(
+        Reply(tool_calls=[("load_capability", {"names": ["weather"]})], usage=(100, 5)),
+        Reply(tool_calls=[("weather_tool", {"text": "Porto"})], usage=(200, 5)),
+        Reply(content="Rain in Porto.", usage=(300, 12)),
+    )
+    page.goto(page_url)
+
+    expect(page.locator("#token-form")).to_be_visible()  # the API said 401
+    page.fill("#token", "s3cret")
+    page.click("#token-form button")
+    expect(page.locator("#plugins li[data-plugin=weather]")).to_contain_text("on-demand")
+    page.fill("#message", "Weather in Porto?")
+    page.click("#send")
+
+    expect(page.locator(".msg.assistant")).to_have_text("Rain in Porto.")
+    expect(page.locator(".msg.user")).to_have_text("Weather in Porto?")
+    call = page.locator(".tool-call[data-tool=weather_tool]")
+    expect(call.locator("summary .call")).to_have_text('weather_tool({"text": "Porto"})')
+    expect(call.locator(".result")).to_have_text("weather_tool says Porto")
+    expect(page.locator(".capability-load")).to_have_text("⚡ capability loaded: weather")
+    expect(page.locator(".turn-usage")).to_contain_text("tokens this turn")
+    expect(page.locator("#plugins li[data-plugin=weather] .tier")).to_have_text("loaded")
+
+    page.reload()  # the thread is in the URL: the page rebuilds it from GET /threads/{id}
+
+    expect(page.locator(".msg.assistant")).to_have_text("Rain in Porto.")
+    expect(page.locator(".tool-call[data-tool=weather_tool] .result")).to_have_text(
+        "weather_tool says Porto"
+    )
+    expect(page.locator(".capability-load")).to_have_text("⚡ capability loaded: weather")
+    expect(page.locator(".turn-usage")).to_have_text(
+        "622 tokens this turn (600 prompt, 22 completion)"
+    )
