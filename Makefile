@@ -6,7 +6,7 @@ PACKAGES := $(wildcard plugins/*/pyproject.toml contrib/*/pyproject.toml)
 PLUGIN_MODULES := $(filter-out %.egg-info,$(wildcard plugins/*/oracle_plugin_* contrib/*/oracle_plugin_*))
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck pytest bench clean
+.PHONY: demo test lint typecheck pytest packages bench clean
 
 $(STAMP): pyproject.toml $(PACKAGES)
 	$(PYTHON) -m venv $(VENV)
@@ -17,7 +17,7 @@ $(STAMP): pyproject.toml $(PACKAGES)
 demo: $(STAMP)
 	$(BIN)/oracle demo
 
-test: lint typecheck pytest
+test: lint typecheck pytest packages
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
@@ -30,8 +30,14 @@ typecheck: $(STAMP)
 pytest: $(STAMP)
 	$(BIN)/pytest
 
+# Each plugin package installs alone next to oracle-core in a fresh venv.
+packages:
+	PYTHON=$(PYTHON) scripts/check_packages.sh
+
 bench: $(STAMP)
 	$(BIN)/python bench/overhead.py
+	$(BIN)/python bench/startup.py
+	$(BIN)/python bench/server_throughput.py
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache
