@@ -17,7 +17,7 @@ $(STAMP): pyproject.toml $(PACKAGES)
 demo: $(STAMP)
 	$(BIN)/oracle demo
 
-test: lint typecheck pytest packages
+test: lint typecheck packages pytest
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

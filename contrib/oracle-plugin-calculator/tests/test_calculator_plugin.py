@@ -1,26 +1,53 @@
-"""The calculator plugin as the core sees it: assembly, manifest and entry point."""
+"""The calculator plugin as the core and the model see it: conformance, the gate, entry point."""
 
 from __future__ import annotations
 
+import json
 import re
 from importlib.metadata import entry_points
-from pathlib import Path
 
 import oracle_plugin_calculator
 from oracle_plugin_calculator.units import UNITS
 
-from oracle_core import Oracle, Settings
+from oracle_core.testing import (
+    OracleFactory,
+    ScriptedModel,
+    assert_shown,
+    assert_tool_called,
+    check_plugin,
+    run_turn,
+)
+
+CALCULATOR_TOOLS = ["calculate", "convert_units"]
 
 
-def test_plugin_assembles_without_failures_or_warnings(tmp_path: Path) -> None:
-    settings = Settings.from_env({"ORACLE_HOME": str(tmp_path)})
-    oracle = Oracle([oracle_plugin_calculator], entry_points=False, settings=settings)
+def test_conforms() -> None:
+    check_plugin(oracle_plugin_calculator)
 
-    assert oracle.registry.failures == []
-    assert oracle.registry.warnings == []
-    plugin = oracle.registry.plugins["calculator"]
+
+def test_the_plugin_is_on_demand_with_two_tools(oracle_factory: OracleFactory) -> None:
+    plugin = oracle_factory(oracle_plugin_calculator).registry.plugins["calculator"]
+
     assert plugin.visibility == "on-demand"
-    assert [t.name for t in plugin.tools] == ["calculate", "convert_units"]
+    assert [t.name for t in plugin.tools] == CALCULATOR_TOOLS
+
+
+async def test_the_model_loads_the_calculator_then_calculates(
+    oracle_factory: OracleFactory, oracle_model: ScriptedModel
+) -> None:
+    oracle = oracle_factory(oracle_plugin_calculator)
+    oracle_model.reply_tool_call("load_capability", {"names": ["calculator"]})
+    oracle_model.reply_tool_call("calculate", {"expression": "2340 * 17.5 / 100"})
+    oracle_model.reply_text("17.5% of 2,340 is 409.5.")
+
+    result = await run_turn(oracle, "What is 17.5% of 2,340?")
+
+    assert result.answer == "17.5% of 2,340 is 409.5."
+    assert result.loaded == ["calculator"]
+    answer = assert_tool_called(result, "calculate", {"expression": "2340 * 17.5 / 100"})
+    assert json.loads(answer.content) == {"expression": "2340 * 17.5 / 100", "result": 409.5}
+    assert_shown(oracle_model.request(1), hidden=CALCULATOR_TOOLS)
+    assert_shown(oracle_model.request(2), tools=CALCULATOR_TOOLS)
 
 
 def test_convert_units_description_lists_every_unit() -> None:

@@ -1,17 +1,15 @@
-"""Fixtures for the audit plugin's tests: audited oracles, a scripted model, an HTTP client."""
+"""Fixtures for the audit plugin's tests: audited oracles with a dice plugin, an HTTP client."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Iterator
-from pathlib import Path
-from typing import Any
+from collections.abc import AsyncIterator, Callable
 
 import httpx
 import oracle_plugin_audit
 import pytest
 
-from oracle_core import Oracle, PluginManifest, Settings, Tool, ToolError, hookimpl, tool
-from oracle_core.testing.openai_server import FakeOpenAI
+from oracle_core import Oracle, PluginManifest, Tool, ToolError, hookimpl, tool
+from oracle_core.testing import OracleFactory
 
 TOKEN = "s3cret"
 
@@ -40,35 +38,13 @@ class DicePlugin:
         return [roll]
 
 
-@pytest.fixture
-def fake() -> Iterator[FakeOpenAI]:
-    """A scripted OpenAI-compatible model server on 127.0.0.1."""
-    with FakeOpenAI() as server:
-        yield server
-
-
-OracleMaker = Callable[..., Oracle]
+OracleMaker = Callable[[], Oracle]
 
 
 @pytest.fixture
-async def make_oracle(tmp_path: Path, fake: FakeOpenAI) -> AsyncIterator[OracleMaker]:
-    """Builds oracles with the audit and dice plugins on ``tmp_path``; closes them afterwards."""
-    made: list[Oracle] = []
-
-    def make(*plugins: Any) -> Oracle:
-        oracle = Oracle(
-            [oracle_plugin_audit, DicePlugin(), *plugins],
-            entry_points=False,
-            settings=Settings.from_env({"ORACLE_HOME": str(tmp_path)}),
-            model=fake.model(num_retries=0),
-        )
-        assert oracle.registry.failures == []
-        made.append(oracle)
-        return oracle
-
-    yield make
-    for oracle in made:
-        await oracle.close()
+def make_oracle(oracle_factory: OracleFactory) -> OracleMaker:
+    """Builds oracles with the audit and dice plugins, sharing the test's ``ORACLE_HOME``."""
+    return lambda: oracle_factory(oracle_plugin_audit, DicePlugin())
 
 
 @pytest.fixture

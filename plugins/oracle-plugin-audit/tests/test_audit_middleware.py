@@ -6,15 +6,14 @@ import logging
 import sqlite3
 from collections.abc import Callable
 from importlib.metadata import entry_points
-from pathlib import Path
 
 import oracle_plugin_audit
 import pytest
 
 from oracle_core import Oracle
-from oracle_core.testing.openai_server import FakeOpenAI, Reply
+from oracle_core.testing import OracleFactory, ScriptedModel, check_plugin, run_turn
 
-OracleMaker = Callable[..., Oracle]
+OracleMaker = Callable[[], Oracle]
 
 
 def store(oracle: Oracle) -> oracle_plugin_audit.AuditStore:
@@ -23,10 +22,13 @@ def store(oracle: Oracle) -> oracle_plugin_audit.AuditStore:
     return found
 
 
+def test_conforms() -> None:
+    check_plugin(oracle_plugin_audit)
+
+
 def test_plugin_is_silent_with_middleware_routes_and_no_tools(oracle: Oracle) -> None:
     plugin = oracle.registry.plugins["audit"]
 
-    assert oracle.registry.warnings == []
     assert plugin.visibility == "silent"
     assert plugin.tools == []
     assert [type(m).__name__ for m in plugin.middleware] == ["AuditMiddleware"]
@@ -41,13 +43,12 @@ def test_plugin_is_silent_with_middleware_routes_and_no_tools(oracle: Oracle) ->
 
 
 async def test_a_failed_model_call_is_recorded_with_its_error(
-    oracle: Oracle, fake: FakeOpenAI
+    oracle: Oracle, oracle_model: ScriptedModel
 ) -> None:
-    fake.script(Reply.error(500, "provider down"))
+    oracle_model.reply_error(500, "provider down")
 
-    result = await oracle.run("t1", "hello")
+    await run_turn(oracle, "hello", thread="t1", expect="failed")
 
-    assert result.status == "failed"
     [call] = store(oracle).model_calls("t1")
     assert call["error"] is not None and "provider down" in call["error"]
     assert call["error"].startswith("ModelError: ")
@@ -56,15 +57,13 @@ async def test_a_failed_model_call_is_recorded_with_its_error(
 
 
 async def test_a_failing_tool_is_recorded_as_an_error_not_a_refusal(
-    oracle: Oracle, fake: FakeOpenAI
+    oracle: Oracle, oracle_model: ScriptedModel
 ) -> None:
-    fake.script(
-        Reply.call("load_capability", {"names": ["dice"]}),
-        Reply.call("roll", {"sides": 1}),
-        Reply.text("Sorry."),
-    )
+    oracle_model.reply_tool_call("load_capability", {"names": ["dice"]})
+    oracle_model.reply_tool_call("roll", {"sides": 1})
+    oracle_model.reply_text("Sorry.")
 
-    await oracle.run("t1", "roll a one-sided die")
+    await run_turn(oracle, "roll a one-sided die", thread="t1")
 
     [failed] = store(oracle).tool_calls("t1", refused=False, limit=1)
     assert (failed["name"], failed["refused"], failed["is_error"]) == ("roll", False, True)
@@ -72,14 +71,14 @@ async def test_a_failing_tool_is_recorded_as_an_error_not_a_refusal(
     assert store(oracle).summary()["threads"][0]["tool_errors"] == 1
 
 
-async def test_parallel_tool_calls_are_each_recorded(oracle: Oracle, fake: FakeOpenAI) -> None:
-    fake.script(
-        Reply.call("load_capability", {"names": ["dice"]}),
-        Reply.calls(("roll", {"sides": 6}), ("roll", {"sides": 20})),
-        Reply.text("4 and 4."),
-    )
+async def test_parallel_tool_calls_are_each_recorded(
+    oracle: Oracle, oracle_model: ScriptedModel
+) -> None:
+    oracle_model.reply_tool_call("load_capability", {"names": ["dice"]})
+    oracle_model.reply_tool_calls([("roll", {"sides": 6}), ("roll", {"sides": 20})])
+    oracle_model.reply_text("4 and 4.")
 
-    await oracle.run("t1", "roll two dice")
+    await run_turn(oracle, "roll two dice", thread="t1")
 
     rolls = [c for c in store(oracle).tool_calls("t1") if c["name"] == "roll"]
     assert sorted(c["arguments"]["sides"] for c in rolls) == [6, 20]
@@ -88,22 +87,24 @@ async def test_parallel_tool_calls_are_each_recorded(oracle: Oracle, fake: FakeO
 
 
 async def test_arguments_that_are_not_json_are_kept_as_written(
-    oracle: Oracle, fake: FakeOpenAI
+    oracle: Oracle, oracle_model: ScriptedModel
 ) -> None:
-    fake.script(Reply.call("roll", "{sides: six"), Reply.text("Hm."))
+    oracle_model.reply_tool_call("roll", "{sides: six").reply_text("Hm.")
 
-    await oracle.run("t1", "roll")
+    await run_turn(oracle, "roll", thread="t1")
 
     [call] = store(oracle).tool_calls("t1")
     assert call["arguments"] == "{sides: six"
 
 
-async def test_every_thread_is_recorded_separately(oracle: Oracle, fake: FakeOpenAI) -> None:
-    fake.script(Reply.text("One."), Reply.text("Two."), Reply.text("Three."))
+async def test_every_thread_is_recorded_separately(
+    oracle: Oracle, oracle_model: ScriptedModel
+) -> None:
+    oracle_model.reply_text("One.").reply_text("Two.").reply_text("Three.")
 
-    await oracle.run("a", "1")
-    await oracle.run("b", "2")
-    await oracle.run("a", "3")
+    await run_turn(oracle, "1", thread="a")
+    await run_turn(oracle, "2", thread="b")
+    await run_turn(oracle, "3", thread="a")
 
     assert len(store(oracle).model_calls("a")) == 2
     assert len(store(oracle).model_calls("b")) == 1
@@ -112,46 +113,55 @@ async def test_every_thread_is_recorded_separately(oracle: Oracle, fake: FakeOpe
 
 
 async def test_a_broken_audit_table_never_breaks_a_run(
-    oracle: Oracle, fake: FakeOpenAI, tmp_path: Path, caplog: pytest.LogCaptureFixture
+    oracle: Oracle,
+    oracle_factory: OracleFactory,
+    oracle_model: ScriptedModel,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
-    with sqlite3.connect(tmp_path / "oracle.db") as db:
+    oracle_factory.home.mkdir(parents=True, exist_ok=True)
+    with sqlite3.connect(oracle_factory.home / "oracle.db") as db:
         db.executescript("CREATE TABLE audit_model_calls (x); CREATE TABLE audit_tool_calls (x);")
-    fake.script(
-        Reply.call("load_capability", {"names": ["dice"]}),
-        Reply.call("roll", {"sides": 6}),
-        Reply.text("You rolled a 4."),
-    )
+    oracle_model.reply_tool_call("load_capability", {"names": ["dice"]})
+    oracle_model.reply_tool_call("roll", {"sides": 6})
+    oracle_model.reply_text("You rolled a 4.")
 
     with caplog.at_level(logging.WARNING, logger="oracle_plugin_audit"):
-        result = await oracle.run("t1", "roll a die")
+        result = await run_turn(oracle, "roll a die", thread="t1")
 
-    assert (result.status, result.answer) == ("completed", "You rolled a 4.")
+    assert result.answer == "You rolled a 4."
     warnings = [r.getMessage() for r in caplog.records if r.name == "oracle_plugin_audit"]
     assert len(warnings) == 5  # three model calls, two tool calls
     assert all("could not record" in w and "'t1'" in w for w in warnings)
 
 
-def test_building_an_oracle_does_not_open_the_database(oracle: Oracle, tmp_path: Path) -> None:
-    assert not (tmp_path / "oracle.db").exists()
+def test_building_an_oracle_does_not_open_the_database(
+    make_oracle: OracleMaker, oracle_factory: OracleFactory
+) -> None:
+    make_oracle()
+
+    assert not (oracle_factory.home / "oracle.db").exists()
 
 
 async def test_closing_the_oracle_closes_the_audit_connection(
-    oracle: Oracle, fake: FakeOpenAI, tmp_path: Path
+    oracle: Oracle, oracle_factory: OracleFactory, oracle_model: ScriptedModel
 ) -> None:
-    fake.script(Reply.text("Hi."))
-    await oracle.run("t1", "hello")
+    oracle_model.reply_text("Hi.")
+    await run_turn(oracle, "hello", thread="t1")
     assert store(oracle).is_open
 
     await oracle.close()
 
     assert not store(oracle).is_open
-    assert not (tmp_path / "oracle.db-wal").exists()  # SQLite removes it with the last connection
+    # SQLite removes the write-ahead log with the last connection.
+    assert not (oracle_factory.home / "oracle.db-wal").exists()
 
 
-async def test_the_trail_outlives_the_oracle(make_oracle: OracleMaker, fake: FakeOpenAI) -> None:
-    fake.script(Reply.text("Hi."))
+async def test_the_trail_outlives_the_oracle(
+    make_oracle: OracleMaker, oracle_model: ScriptedModel
+) -> None:
+    oracle_model.reply_text("Hi.")
     first = make_oracle()
-    await first.run("t1", "hello")
+    await run_turn(first, "hello", thread="t1")
     await first.close()
 
     second = make_oracle()
@@ -169,9 +179,3 @@ def test_installed_distribution_registers_the_entry_point() -> None:
 
     assert entry.dist is not None and entry.dist.name == "oracle-plugin-audit"
     assert entry.load().oracle_manifest().name == "audit"
-
-
-def test_plugin_passes_the_oracle_core_conformance_check() -> None:
-    conformance = pytest.importorskip("oracle_core.testing.conformance")
-
-    conformance.check_plugin(oracle_plugin_audit)

@@ -6,20 +6,19 @@ import httpx
 import pytest
 
 from oracle_core import Oracle
-from oracle_core.testing.openai_server import FakeOpenAI, Reply
+from oracle_core.testing import ScriptedModel, run_turn
 
 
 @pytest.fixture
-async def two_threads(oracle: Oracle, fake: FakeOpenAI) -> None:
+async def two_threads(oracle: Oracle, oracle_model: ScriptedModel) -> None:
     """Thread ``a`` with three model calls (one refused tool call), thread ``b`` with one."""
-    fake.script(
-        Reply.call("roll"),
-        Reply.call("list_capabilities"),
-        Reply.text("Done."),
-        Reply.text("Hello."),
-    )
-    await oracle.run("a", "roll")
-    await oracle.run("b", "hi")
+    oracle_model.reply_tool_call("roll")
+    oracle_model.reply_tool_call("list_capabilities")
+    oracle_model.reply_text("Done.")
+    oracle_model.reply_text("Hello.")
+
+    await run_turn(oracle, "roll", thread="a")
+    await run_turn(oracle, "hi", thread="b")
 
 
 @pytest.mark.usefixtures("two_threads")

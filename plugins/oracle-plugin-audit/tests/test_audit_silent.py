@@ -7,6 +7,7 @@ the refusal and the tokens.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any
 
@@ -14,21 +15,33 @@ import httpx
 import pytest
 
 from oracle_core import Oracle
-from oracle_core.testing.openai_server import FakeOpenAI, Reply
+from oracle_core.testing import (
+    Reply,
+    ReplyFunction,
+    ScriptedModel,
+    assert_tool_called,
+    run_turn,
+)
 
 META = ["list_capabilities", "load_capability"]
 
 
+def billed(reply: Reply, prompt_tokens: int, completion_tokens: int) -> ReplyFunction:
+    """``reply``, reporting this token usage (which the trail records) instead of an estimate."""
+    priced = dataclasses.replace(reply, usage=(prompt_tokens, completion_tokens))
+    return lambda call: priced
+
+
 @pytest.fixture
-async def conversation(oracle: Oracle, fake: FakeOpenAI) -> None:
+async def conversation(oracle: Oracle, oracle_model: ScriptedModel) -> None:
     """Thread ``t1``: a refused call, a load, the same call again, then the answer."""
-    fake.script(
-        Reply(tool_calls=[("roll", {"sides": 6})], usage=(100, 5)),
-        Reply(tool_calls=[("load_capability", {"names": ["dice"]})], usage=(120, 6)),
-        Reply(tool_calls=[("roll", {"sides": 6})], usage=(150, 7)),
-        Reply(content="You rolled a 4.", usage=(170, 8)),
-    )
-    result = await oracle.run("t1", "roll a die")
+    oracle_model.reply_with(billed(Reply.call("roll", {"sides": 6}), 100, 5))
+    oracle_model.reply_with(billed(Reply.call("load_capability", {"names": ["dice"]}), 120, 6))
+    oracle_model.reply_with(billed(Reply.call("roll", {"sides": 6}), 150, 7))
+    oracle_model.reply_with(billed(Reply.text("You rolled a 4."), 170, 8))
+
+    result = await run_turn(oracle, "roll a die", thread="t1")
+
     assert result.answer == "You rolled a 4."
 
 
@@ -132,32 +145,32 @@ async def test_routes_need_the_servers_token(client: httpx.AsyncClient) -> None:
         assert response.status_code == 401, path
 
 
-async def test_the_model_never_sees_the_audit_plugin(oracle: Oracle, fake: FakeOpenAI) -> None:
-    fake.script(
-        Reply.call("list_capabilities"),
-        Reply.call("load_capability", {"names": ["audit"]}),
-        Reply.text("Done."),
-    )
+async def test_the_model_never_sees_the_audit_plugin(
+    oracle: Oracle, oracle_model: ScriptedModel
+) -> None:
+    oracle_model.reply_tool_call("list_capabilities")
+    oracle_model.reply_tool_call("load_capability", {"names": ["audit"]})
+    oracle_model.reply_text("Done.")
 
-    await oracle.run("t2", "what can you do?")
+    result = await run_turn(oracle, "what can you do?", thread="t2")
 
-    listed = json.loads(fake.requests[1].messages[-1]["content"])
-    refused = json.loads(fake.requests[2].messages[-1]["content"])
+    listed = json.loads(assert_tool_called(result, "list_capabilities").content)
+    refused = json.loads(assert_tool_called(result, "load_capability").content)
     assert [c["name"] for c in listed] == ["dice"]
     assert refused == {
         "error": "'audit' is internal and cannot be loaded. Nothing was loaded; "
         "call list_capabilities() for the names."
     }
-    assert all(r.tool_names == META for r in fake.requests)
-    assert "audit" not in fake.requests[0].system_prompt
+    assert [r.tool_names for r in oracle_model.requests] == [META, META, META]
+    assert "audit" not in oracle_model.request(1).system_prompt
 
 
 async def test_a_refused_load_of_audit_is_recorded_too(
-    oracle: Oracle, fake: FakeOpenAI, client: httpx.AsyncClient
+    oracle: Oracle, oracle_model: ScriptedModel, client: httpx.AsyncClient
 ) -> None:
-    fake.script(Reply.call("load_capability", {"names": ["audit"]}), Reply.text("Done."))
+    oracle_model.reply_tool_call("load_capability", {"names": ["audit"]}).reply_text("Done.")
 
-    await oracle.run("t3", "load the audit")
+    await run_turn(oracle, "load the audit", thread="t3")
 
     [load] = (await get(client, "/tools", thread_id="t3"))["tool_calls"]
     assert (load["name"], load["refused"], load["is_error"]) == ("load_capability", False, True)

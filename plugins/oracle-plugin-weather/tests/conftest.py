@@ -20,7 +20,11 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
+import oracle_plugin_weather
 import pytest
+
+from oracle_core import Oracle
+from oracle_core.testing import OracleFactory
 
 FIXTURES = Path(__file__).parent / "fixtures"
 _IMPERIAL = {
@@ -140,6 +144,12 @@ def weather_config(open_meteo: str) -> dict[str, Any]:
         "forecast_url": f"{open_meteo}/v1/forecast",
         "timeout": 5,
     }
+
+
+@pytest.fixture
+def weather(oracle_factory: OracleFactory, weather_config: dict[str, Any]) -> Oracle:
+    """An oracle with the weather plugin, its settings pointing at the stub."""
+    return oracle_factory(oracle_plugin_weather, config={"weather": weather_config})
 
 
 @pytest.fixture

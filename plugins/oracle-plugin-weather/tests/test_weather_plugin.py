@@ -1,29 +1,36 @@
-"""The weather plugin as the core sees it: assembly, manifest, settings, entry point."""
+"""The weather plugin as the core and the model see it: conformance, the gate, settings."""
 
 from __future__ import annotations
 
+import json
 from importlib.metadata import entry_points
-from pathlib import Path
+from typing import Any
 
 import oracle_plugin_weather
 
-from oracle_core import Oracle, Settings, ToolContext
+from oracle_core.testing import (
+    OracleFactory,
+    ScriptedModel,
+    assert_shown,
+    assert_tool_called,
+    call_tool,
+    check_plugin,
+    run_turn,
+)
+
+WEATHER_TOOLS = ["get_current_weather", "get_forecast"]
 
 
-def build(tmp_path: Path, **env: str) -> Oracle:
-    settings = Settings.from_env({"ORACLE_HOME": str(tmp_path), **env})
-    return Oracle([oracle_plugin_weather], entry_points=False, settings=settings)
+def test_conforms(weather_config: dict[str, Any]) -> None:
+    check_plugin(oracle_plugin_weather, config=weather_config)
 
 
-def test_plugin_assembles_without_failures_or_warnings(tmp_path: Path) -> None:
-    oracle = build(tmp_path)
+def test_the_plugin_is_on_demand_information_with_two_tools(oracle_factory: OracleFactory) -> None:
+    plugin = oracle_factory(oracle_plugin_weather).registry.plugins["weather"]
 
-    assert oracle.registry.failures == []
-    assert oracle.registry.warnings == []
-    plugin = oracle.registry.plugins["weather"]
     assert plugin.visibility == "on-demand"
     assert plugin.manifest.category == "information"
-    assert [t.name for t in plugin.tools] == ["get_current_weather", "get_forecast"]
+    assert [t.name for t in plugin.tools] == WEATHER_TOOLS
 
 
 def test_tool_schemas_show_the_model_only_its_arguments() -> None:
@@ -37,27 +44,45 @@ def test_tool_schemas_show_the_model_only_its_arguments() -> None:
     )
 
 
-async def test_settings_from_the_environment_reach_the_tools(
-    tmp_path: Path, open_meteo: str
+async def test_the_model_loads_weather_then_reads_the_current_weather(
+    oracle_factory: OracleFactory, oracle_model: ScriptedModel, weather_config: dict[str, Any]
 ) -> None:
-    oracle = build(
-        tmp_path,
-        ORACLE_PLUGIN_WEATHER__GEOCODING_URL=f"{open_meteo}/v1/search",
-        ORACLE_PLUGIN_WEATHER__FORECAST_URL=f"{open_meteo}/v1/forecast",
-        ORACLE_PLUGIN_WEATHER__TIMEOUT="5",
-    )
-    plugin = oracle.registry.plugins["weather"]
-    current = next(t for t in plugin.tools if t.name == "get_current_weather")
+    oracle = oracle_factory(oracle_plugin_weather, config={"weather": weather_config})
+    oracle_model.reply_tool_call("load_capability", {"names": ["weather"]})
+    oracle_model.reply_tool_call("get_current_weather", {"place": "Berlin"})
+    oracle_model.reply_text("Overcast and 3.4 °C in Berlin.")
 
-    result = await current.call(
-        {"place": "Berlin"}, ToolContext(plugin="weather", config=plugin.config)
+    result = await run_turn(oracle, "What's the weather in Berlin right now?")
+
+    assert result.answer == "Overcast and 3.4 °C in Berlin."
+    assert result.loaded == ["weather"]
+    report = assert_tool_called(result, "get_current_weather", {"place": "Berlin"})
+    assert json.loads(report.content)["weather"] == "Overcast"
+    assert_shown(oracle_model.request(1), hidden=WEATHER_TOOLS)
+    assert_shown(oracle_model.request(2), tools=WEATHER_TOOLS)
+
+
+async def test_settings_from_the_environment_reach_the_tools(
+    oracle_factory: OracleFactory, open_meteo: str
+) -> None:
+    oracle = oracle_factory(
+        oracle_plugin_weather,
+        env={
+            "ORACLE_PLUGIN_WEATHER__GEOCODING_URL": f"{open_meteo}/v1/search",
+            "ORACLE_PLUGIN_WEATHER__FORECAST_URL": f"{open_meteo}/v1/forecast",
+            "ORACLE_PLUGIN_WEATHER__TIMEOUT": "5",
+        },
     )
+
+    result = await call_tool(oracle, "get_current_weather", {"place": "Berlin"})
 
     assert result["place"]["country"] == "Germany"
 
 
-def test_bad_setting_leaves_the_plugin_out_naming_the_key(tmp_path: Path) -> None:
-    oracle = build(tmp_path, ORACLE_PLUGIN_WEATHER__TIMEOUT="-3")
+def test_bad_setting_leaves_the_plugin_out_naming_the_key(oracle_factory: OracleFactory) -> None:
+    oracle = oracle_factory(
+        oracle_plugin_weather, env={"ORACLE_PLUGIN_WEATHER__TIMEOUT": "-3"}, strict=False
+    )
 
     assert "weather" not in oracle.registry.plugins
     [failure] = oracle.registry.failures

@@ -1,18 +1,15 @@
-"""The weather tools against a recorded Open-Meteo served on 127.0.0.1."""
+"""The weather tools, called as a run calls them, against a recorded Open-Meteo on 127.0.0.1."""
 
 from __future__ import annotations
 
 from typing import Any
 
+import oracle_plugin_weather
 import pytest
-from oracle_plugin_weather import (
-    WeatherConfigError,
-    WeatherError,
-    get_current_weather,
-    get_forecast,
-)
+from oracle_plugin_weather import WeatherConfigError, WeatherError, get_current_weather
 
-from oracle_core import ToolArgumentsError, ToolContext
+from oracle_core import Oracle, ToolArgumentsError, ToolContext
+from oracle_core.testing import OracleFactory, call_tool
 
 BERLIN = {
     "name": "Berlin",
@@ -24,14 +21,8 @@ BERLIN = {
 }
 
 
-def context(config: dict[str, Any]) -> ToolContext:
-    return ToolContext(plugin="weather", config=config)
-
-
-async def test_current_weather_reports_place_conditions_and_units(
-    weather_config: dict[str, Any],
-) -> None:
-    result = await get_current_weather.call({"place": "Berlin"}, context(weather_config))
+async def test_current_weather_reports_place_conditions_and_units(weather: Oracle) -> None:
+    result = await call_tool(weather, "get_current_weather", {"place": "Berlin"})
 
     assert result == {
         "place": BERLIN,
@@ -54,11 +45,9 @@ async def test_current_weather_reports_place_conditions_and_units(
     }
 
 
-async def test_imperial_units_report_fahrenheit_mph_and_inches(
-    weather_config: dict[str, Any],
-) -> None:
-    result = await get_current_weather.call(
-        {"place": "Berlin", "units": "imperial"}, context(weather_config)
+async def test_imperial_units_report_fahrenheit_mph_and_inches(weather: Oracle) -> None:
+    result = await call_tool(
+        weather, "get_current_weather", {"place": "Berlin", "units": "imperial"}
     )
 
     assert result["temperature"] == 38.1
@@ -68,8 +57,8 @@ async def test_imperial_units_report_fahrenheit_mph_and_inches(
     assert result["units"]["precipitation"] == "inch"
 
 
-async def test_forecast_has_one_entry_per_requested_day(weather_config: dict[str, Any]) -> None:
-    result = await get_forecast.call({"place": "Berlin", "days": 5}, context(weather_config))
+async def test_forecast_has_one_entry_per_requested_day(weather: Oracle) -> None:
+    result = await call_tool(weather, "get_forecast", {"place": "Berlin", "days": 5})
 
     assert result["place"] == BERLIN
     assert [day["date"] for day in result["days"]] == [
@@ -97,15 +86,15 @@ async def test_forecast_has_one_entry_per_requested_day(weather_config: dict[str
     }
 
 
-async def test_forecast_covers_three_days_by_default(weather_config: dict[str, Any]) -> None:
-    result = await get_forecast.call({"place": "Berlin"}, context(weather_config))
+async def test_forecast_covers_three_days_by_default(weather: Oracle) -> None:
+    result = await call_tool(weather, "get_forecast", {"place": "Berlin"})
 
     assert len(result["days"]) == 3
 
 
-async def test_imperial_forecast_reports_fahrenheit(weather_config: dict[str, Any]) -> None:
-    result = await get_forecast.call(
-        {"place": "Berlin", "days": 1, "units": "imperial"}, context(weather_config)
+async def test_imperial_forecast_reports_fahrenheit(weather: Oracle) -> None:
+    result = await call_tool(
+        weather, "get_forecast", {"place": "Berlin", "days": 1, "units": "imperial"}
     )
 
     assert result["days"][0]["temperature_max"] == 41.2
@@ -113,96 +102,109 @@ async def test_imperial_forecast_reports_fahrenheit(weather_config: dict[str, An
     assert result["units"]["wind_speed_max"] == "mph"
 
 
-async def test_forecast_days_outside_1_to_16_are_rejected(weather_config: dict[str, Any]) -> None:
+async def test_forecast_days_outside_1_to_16_are_rejected(weather: Oracle) -> None:
     with pytest.raises(ToolArgumentsError, match="days"):
-        await get_forecast.call({"place": "Berlin", "days": 17}, context(weather_config))
+        await call_tool(weather, "get_forecast", {"place": "Berlin", "days": 17})
 
 
-async def test_region_after_a_comma_picks_among_places_of_the_same_name(
-    weather_config: dict[str, Any],
-) -> None:
-    result = await get_current_weather.call(
-        {"place": "Springfield, Illinois"}, context(weather_config)
-    )
+async def test_region_after_a_comma_picks_among_places_of_the_same_name(weather: Oracle) -> None:
+    result = await call_tool(weather, "get_current_weather", {"place": "Springfield, Illinois"})
 
     assert result["place"]["region"] == "Illinois"
     assert (result["place"]["latitude"], result["place"]["longitude"]) == (39.80172, -89.64371)
 
 
-async def test_country_abbreviation_after_a_comma_is_understood(
-    weather_config: dict[str, Any],
-) -> None:
-    result = await get_current_weather.call({"place": "Springfield, USA"}, context(weather_config))
+async def test_country_abbreviation_after_a_comma_is_understood(weather: Oracle) -> None:
+    result = await call_tool(weather, "get_current_weather", {"place": "Springfield, USA"})
 
     assert result["place"]["country"] == "United States"
 
 
-async def test_unknown_place_says_so_and_what_to_try(weather_config: dict[str, Any]) -> None:
+async def test_unknown_place_says_so_and_what_to_try(weather: Oracle) -> None:
     with pytest.raises(WeatherError) as raised:
-        await get_current_weather.call({"place": "Xyzzy"}, context(weather_config))
+        await call_tool(weather, "get_current_weather", {"place": "Xyzzy"})
 
     assert str(raised.value) == (
         "No place called 'Xyzzy' was found; check the spelling or add the country"
     )
 
 
-async def test_unmatched_region_lists_the_places_that_were_found(
-    weather_config: dict[str, Any],
-) -> None:
+async def test_unmatched_region_lists_the_places_that_were_found(weather: Oracle) -> None:
     with pytest.raises(WeatherError) as raised:
-        await get_forecast.call({"place": "Springfield, Narnia"}, context(weather_config))
+        await call_tool(weather, "get_forecast", {"place": "Springfield, Narnia"})
 
     message = str(raised.value)
     assert "No place called 'Springfield' was found in 'Narnia'" in message
     assert "Springfield, Illinois, United States" in message
 
 
-async def test_slow_service_fails_with_a_timeout_error(open_meteo: str) -> None:
-    config = {
-        "geocoding_url": f"{open_meteo}/slow/v1/search",
-        "forecast_url": f"{open_meteo}/v1/forecast",
-        "timeout": "0.05",  # as an ORACLE_PLUGIN_WEATHER__TIMEOUT override would arrive
-    }
+async def test_slow_service_fails_with_a_timeout_error(
+    oracle_factory: OracleFactory, open_meteo: str
+) -> None:
+    # Settings from the environment arrive as strings, "0.05" seconds included.
+    oracle = oracle_factory(
+        oracle_plugin_weather,
+        env={
+            "ORACLE_PLUGIN_WEATHER__GEOCODING_URL": f"{open_meteo}/slow/v1/search",
+            "ORACLE_PLUGIN_WEATHER__FORECAST_URL": f"{open_meteo}/v1/forecast",
+            "ORACLE_PLUGIN_WEATHER__TIMEOUT": "0.05",
+        },
+    )
 
     with pytest.raises(WeatherError, match=r"did not answer within 0\.05 seconds; try again"):
-        await get_current_weather.call({"place": "Berlin"}, context(config))
+        await call_tool(oracle, "get_current_weather", {"place": "Berlin"})
 
 
-async def test_unreachable_service_fails_with_a_clear_error(closed_port: int) -> None:
-    config = {
-        "geocoding_url": f"http://127.0.0.1:{closed_port}/v1/search",
-        "forecast_url": f"http://127.0.0.1:{closed_port}/v1/forecast",
-    }
+async def test_unreachable_service_fails_with_a_clear_error(
+    oracle_factory: OracleFactory, closed_port: int
+) -> None:
+    oracle = oracle_factory(
+        oracle_plugin_weather,
+        config={
+            "weather": {
+                "geocoding_url": f"http://127.0.0.1:{closed_port}/v1/search",
+                "forecast_url": f"http://127.0.0.1:{closed_port}/v1/forecast",
+            }
+        },
+    )
 
     with pytest.raises(WeatherError, match=rf"\(127\.0\.0\.1:{closed_port}\) could not be reached"):
-        await get_forecast.call({"place": "Berlin"}, context(config))
+        await call_tool(oracle, "get_forecast", {"place": "Berlin"})
 
 
 async def test_rejected_request_reports_the_status_and_the_services_reason(
-    weather_config: dict[str, Any], open_meteo: str
+    oracle_factory: OracleFactory, weather_config: dict[str, Any], open_meteo: str
 ) -> None:
-    config = {**weather_config, "forecast_url": f"{open_meteo}/broken/v1/forecast"}
+    broken = {**weather_config, "forecast_url": f"{open_meteo}/broken/v1/forecast"}
+    oracle = oracle_factory(oracle_plugin_weather, config={"weather": broken})
 
     with pytest.raises(WeatherError) as raised:
-        await get_current_weather.call({"place": "Berlin"}, context(config))
+        await call_tool(oracle, "get_current_weather", {"place": "Berlin"})
 
     assert "forecast service" in str(raised.value)
     assert "answered HTTP 400 (Latitude must be in range of -90 to 90°" in str(raised.value)
 
 
 async def test_failing_service_reports_the_status(
-    weather_config: dict[str, Any], open_meteo: str
+    oracle_factory: OracleFactory, weather_config: dict[str, Any], open_meteo: str
 ) -> None:
-    config = {**weather_config, "geocoding_url": f"{open_meteo}/down/v1/search"}
+    down = {**weather_config, "geocoding_url": f"{open_meteo}/down/v1/search"}
+    oracle = oracle_factory(oracle_plugin_weather, config={"weather": down})
 
     with pytest.raises(
         WeatherError, match=r"geocoding service .* answered HTTP 503 instead of data"
     ):
-        await get_current_weather.call({"place": "Berlin"}, context(config))
+        await call_tool(oracle, "get_current_weather", {"place": "Berlin"})
 
 
-async def test_unusable_timeout_setting_names_the_key(weather_config: dict[str, Any]) -> None:
+async def test_the_tool_itself_rejects_an_unusable_timeout_naming_the_key(
+    weather_config: dict[str, Any],
+) -> None:
+    # An oracle never hands a tool this config (the plugin fails to assemble with it, see
+    # test_weather_plugin.py), so the tool's own check is called directly.
     config = {**weather_config, "timeout": "soon"}
 
     with pytest.raises(WeatherConfigError, match="ORACLE_PLUGIN_WEATHER__TIMEOUT"):
-        await get_current_weather.call({"place": "Berlin"}, context(config))
+        await get_current_weather.call(
+            {"place": "Berlin"}, ToolContext(plugin="weather", config=config)
+        )
