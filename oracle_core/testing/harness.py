@@ -87,6 +87,7 @@ class OracleFactory:
 
     def __init__(self, home: Path, model: Callable[[], Model | str]) -> None:
         self.home = home
+        home.mkdir(parents=True, exist_ok=True)
         self.oracles: list[Oracle] = []
         self._model = model
 

@@ -18,7 +18,7 @@ import dataclasses
 import threading
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from oracle_core.calls import ModelRequest, ModelResponse
@@ -130,21 +130,32 @@ class ScriptedModel(LiteLLMModel):
 
     # -- scripting ---------------------------------------------------------------------------
 
-    def reply_text(self, text: str) -> ScriptedModel:
-        """Queue a final text answer."""
-        self.server.script(Reply.text(text))
+    def reply_text(self, text: str, *, usage: tuple[int, int] | None = None) -> ScriptedModel:
+        """Queue a final text answer.
+
+        Args:
+            text: the answer.
+            usage: the ``(prompt_tokens, completion_tokens)`` the provider reports.
+        """
+        self.server.script(replace(Reply.text(text), usage=usage))
         return self
 
     def reply_tool_call(
-        self, name: str, arguments: dict[str, Any] | str | None = None
+        self,
+        name: str,
+        arguments: dict[str, Any] | str | None = None,
+        *,
+        usage: tuple[int, int] | None = None,
     ) -> ScriptedModel:
         """Queue an answer that calls one tool (``arguments`` may be raw text, even bad JSON)."""
-        self.server.script(Reply.call(name, arguments))
+        self.server.script(replace(Reply.call(name, arguments), usage=usage))
         return self
 
-    def reply_tool_calls(self, calls: Iterable[ToolCallSpec]) -> ScriptedModel:
+    def reply_tool_calls(
+        self, calls: Iterable[ToolCallSpec], *, usage: tuple[int, int] | None = None
+    ) -> ScriptedModel:
         """Queue one answer that calls several tools at once: ``[(name, arguments), ...]``."""
-        self.server.script(Reply.calls(*calls))
+        self.server.script(replace(Reply.calls(*calls), usage=usage))
         return self
 
     def reply_error(self, status: int = 500, message: str = "scripted error") -> ScriptedModel:

@@ -7,7 +7,6 @@ the refusal and the tokens.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from typing import Any
 
@@ -16,8 +15,6 @@ import pytest
 
 from oracle_core import Oracle
 from oracle_core.testing import (
-    Reply,
-    ReplyFunction,
     ScriptedModel,
     assert_tool_called,
     run_turn,
@@ -26,19 +23,13 @@ from oracle_core.testing import (
 META = ["list_capabilities", "load_capability"]
 
 
-def billed(reply: Reply, prompt_tokens: int, completion_tokens: int) -> ReplyFunction:
-    """``reply``, reporting this token usage (which the trail records) instead of an estimate."""
-    priced = dataclasses.replace(reply, usage=(prompt_tokens, completion_tokens))
-    return lambda call: priced
-
-
 @pytest.fixture
 async def conversation(oracle: Oracle, oracle_model: ScriptedModel) -> None:
     """Thread ``t1``: a refused call, a load, the same call again, then the answer."""
-    oracle_model.reply_with(billed(Reply.call("roll", {"sides": 6}), 100, 5))
-    oracle_model.reply_with(billed(Reply.call("load_capability", {"names": ["dice"]}), 120, 6))
-    oracle_model.reply_with(billed(Reply.call("roll", {"sides": 6}), 150, 7))
-    oracle_model.reply_with(billed(Reply.text("You rolled a 4."), 170, 8))
+    oracle_model.reply_tool_call("roll", {"sides": 6}, usage=(100, 5))
+    oracle_model.reply_tool_call("load_capability", {"names": ["dice"]}, usage=(120, 6))
+    oracle_model.reply_tool_call("roll", {"sides": 6}, usage=(150, 7))
+    oracle_model.reply_text("You rolled a 4.", usage=(170, 8))
 
     result = await run_turn(oracle, "roll a die", thread="t1")
 
