@@ -26,6 +26,7 @@ from oracle_core.oracle import Oracle
 from oracle_core.registry import BoundTool, Plugin, Registry
 from oracle_core.routes import Route
 from oracle_core.settings import Settings
+from oracle_core.storage import SQLiteStore, connect_sqlite
 from oracle_core.tools import Tool, tool
 
 __version__ = "0.1.0"
@@ -48,6 +49,7 @@ __all__ = [
     "PluginManifest",
     "Registry",
     "Route",
+    "SQLiteStore",
     "Settings",
     "StrictPluginError",
     "ThreadConflictError",
@@ -61,6 +63,7 @@ __all__ = [
     "Usage",
     "Visibility",
     "__version__",
+    "connect_sqlite",
     "hookimpl",
     "hookspec",
     "tool",

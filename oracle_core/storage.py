@@ -8,6 +8,7 @@ waiting and transactions.
 from __future__ import annotations
 
 import sqlite3
+import threading
 from pathlib import Path
 
 
@@ -38,3 +39,46 @@ def connect_sqlite(
         db.close()
         raise
     return db
+
+
+class SQLiteStore:
+    """Base class for a plugin's store in a SQLite file (usually the oracle's own).
+
+    One connection, opened on first use with :func:`connect_sqlite` (running :attr:`schema`),
+    shared by every thread under :attr:`lock`; :meth:`close` closes it and a later use opens
+    it again. Subclasses set ``schema`` and write their queries as::
+
+        with self.lock:
+            rows = self.connection().execute("SELECT ...").fetchall()
+
+    Args:
+        path: the database file, e.g. ``oracle.settings.database_path``.
+        busy_timeout: seconds to wait for another connection's write lock.
+    """
+
+    schema: str = ""
+    """SQL run when the connection opens (``CREATE TABLE IF NOT EXISTS ...``)."""
+
+    def __init__(self, path: str | Path, *, busy_timeout: float = 30.0) -> None:
+        self.path = Path(path)
+        self.busy_timeout = busy_timeout
+        self.lock = threading.Lock()
+        self._db: sqlite3.Connection | None = None
+
+    @property
+    def is_open(self) -> bool:
+        """Whether the connection is open."""
+        return self._db is not None
+
+    def connection(self) -> sqlite3.Connection:
+        """The open connection, opened now if needed. Hold :attr:`lock` while using it."""
+        if self._db is None:
+            self._db = connect_sqlite(self.path, schema=self.schema, busy_timeout=self.busy_timeout)
+        return self._db
+
+    def close(self) -> None:
+        """Close the connection (a later use opens it again)."""
+        with self.lock:
+            if self._db is not None:
+                self._db.close()
+                self._db = None

@@ -7,14 +7,12 @@ a thread's calls; ``latency_ms`` is measured with :func:`time.perf_counter`.
 from __future__ import annotations
 
 import json
-import sqlite3
-import threading
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from oracle_core.storage import connect_sqlite
+from oracle_core import SQLiteStore
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS audit_model_calls (
@@ -117,7 +115,7 @@ def _tool_call(row: Sequence[Any]) -> dict[str, Any]:
     }
 
 
-class AuditStore:
+class AuditStore(SQLiteStore):
     """The audit trail of one oracle, in its SQLite file.
 
     The connection opens on first use (creating the tables if needed); :meth:`close` closes
@@ -128,31 +126,20 @@ class AuditStore:
         busy_timeout: seconds to wait for another connection's write lock.
     """
 
+    schema = SCHEMA
+
     def __init__(self, path: str | Path, *, busy_timeout: float = 5.0) -> None:
-        self.path = Path(path)
-        self.busy_timeout = busy_timeout
-        self._lock = threading.Lock()
-        self._db: sqlite3.Connection | None = None
-
-    @property
-    def is_open(self) -> bool:
-        """Whether the connection is open."""
-        return self._db is not None
-
-    def _connection(self) -> sqlite3.Connection:
-        if self._db is None:
-            self._db = connect_sqlite(self.path, schema=SCHEMA, busy_timeout=self.busy_timeout)
-        return self._db
+        super().__init__(path, busy_timeout=busy_timeout)
 
     def _rows(self, sql: str, parameters: Sequence[Any] = ()) -> list[Any]:
-        with self._lock:
-            return self._connection().execute(sql, parameters).fetchall()
+        with self.lock:
+            return self.connection().execute(sql, parameters).fetchall()
 
     def _insert(self, table: str, values: dict[str, Any]) -> None:
         columns = ", ".join(values)
         marks = ", ".join("?" for _ in values)
-        with self._lock:
-            self._connection().execute(
+        with self.lock:
+            self.connection().execute(
                 f"INSERT INTO {table} ({columns}) VALUES ({marks})", tuple(values.values())
             )
 
@@ -334,10 +321,3 @@ class AuditStore:
         for item in ordered:
             item["last_at"] = _time(item["last_at"])
         return {"threads": ordered, "totals": {"threads": len(ordered), **totals}}
-
-    def close(self) -> None:
-        """Close the connection (a later use opens it again)."""
-        with self._lock:
-            if self._db is not None:
-                self._db.close()
-                self._db = None

@@ -8,16 +8,13 @@ memories by triggers, with the Porter stemmer so "prefer" finds "prefers".
 from __future__ import annotations
 
 import json
-import sqlite3
-import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
-from oracle_core.storage import connect_sqlite
+from oracle_core import SQLiteStore
 from oracle_plugin_memory.fts import fts_query
 
 # AUTOINCREMENT: an id is never reused, so a model that remembers the id of a forgotten
@@ -82,7 +79,7 @@ def normalize_tags(tags: Sequence[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(t.strip().lower() for t in tags if t.strip()))
 
 
-class MemoryStore:
+class MemoryStore(SQLiteStore):
     """The memories of every user of one oracle, in the oracle's SQLite file.
 
     The connection opens on first use (creating the tables if needed) and is shared by the
@@ -95,21 +92,7 @@ class MemoryStore:
         busy_timeout: seconds to wait for another connection's write lock.
     """
 
-    def __init__(self, path: str | Path, *, busy_timeout: float = 30.0) -> None:
-        self.path = Path(path)
-        self.busy_timeout = busy_timeout
-        self._lock = threading.Lock()
-        self._db: sqlite3.Connection | None = None
-
-    @property
-    def is_open(self) -> bool:
-        """Whether the connection is open."""
-        return self._db is not None
-
-    def _connection(self) -> sqlite3.Connection:
-        if self._db is None:
-            self._db = connect_sqlite(self.path, schema=SCHEMA, busy_timeout=self.busy_timeout)
-        return self._db
+    schema = SCHEMA
 
     def save(
         self, user_id: str, text: str, tags: Sequence[str] = (), thread_id: str | None = None
@@ -120,8 +103,8 @@ class MemoryStore:
             The memory, and whether it is new (``False``: the existing one is returned).
         """
         tag_list = json.dumps(list(normalize_tags(tags)), ensure_ascii=False)
-        with self._lock:
-            db = self._connection()
+        with self.lock:
+            db = self.connection()
             db.execute("BEGIN IMMEDIATE")
             try:
                 row = db.execute(
@@ -151,9 +134,9 @@ class MemoryStore:
         expression = fts_query(query)
         if expression is None:
             return []
-        with self._lock:
+        with self.lock:
             rows = (
-                self._connection()
+                self.connection()
                 .execute(
                     f"SELECT {_COLUMNS} FROM memory_fts "
                     "JOIN memory_items ON memory_items.id = memory_fts.rowid "
@@ -167,9 +150,9 @@ class MemoryStore:
 
     def recent(self, user_id: str, limit: int) -> list[Memory]:
         """The latest ``limit`` memories of ``user_id``, newest first."""
-        with self._lock:
+        with self.lock:
             rows = (
-                self._connection()
+                self.connection()
                 .execute(
                     f"SELECT {_COLUMNS} FROM memory_items WHERE user_id = ? "
                     "ORDER BY id DESC LIMIT ?",
@@ -181,9 +164,9 @@ class MemoryStore:
 
     def count(self, user_id: str) -> int:
         """How many memories ``user_id`` has."""
-        with self._lock:
+        with self.lock:
             (total,) = (
-                self._connection()
+                self.connection()
                 .execute("SELECT count(*) FROM memory_items WHERE user_id = ?", (user_id,))
                 .fetchone()
             )
@@ -196,10 +179,10 @@ class MemoryStore:
             The deleted memory, or ``None`` when ``user_id`` has no memory with that id
             (whether it does not exist or belongs to someone else).
         """
-        with self._lock:
+        with self.lock:
             # fetchall, not fetchone: the statement must finish, or it keeps the write lock.
             rows = (
-                self._connection()
+                self.connection()
                 .execute(
                     "DELETE FROM memory_items WHERE id = ? AND user_id = ? "
                     "RETURNING id, text, tags, created_at",
@@ -208,10 +191,3 @@ class MemoryStore:
                 .fetchall()
             )
         return Memory.from_row(rows[0]) if rows else None
-
-    def close(self) -> None:
-        """Close the connection (a later use opens it again)."""
-        with self._lock:
-            if self._db is not None:
-                self._db.close()
-                self._db = None
