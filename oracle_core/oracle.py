@@ -227,9 +227,7 @@ class Oracle:
         tier1 = self._tier1_tokens
         meta = sum(_schema_tokens(t) for t in request.tools if t in META_TOOLS)
         schemas = sum(_schema_tokens(t) for t in request.tools if t not in META_TOOLS)
-        messages = count_tokens(self.instructions) + sum(
-            _message_tokens(m) for m in request.messages
-        )
+        messages = self._instructions_tokens + sum(_message_tokens(m) for m in request.messages)
         return {
             "tier1": tier1,
             "meta_tools": meta,
@@ -237,6 +235,10 @@ class Oracle:
             "messages": messages,
             "total": tier1 + meta + schemas + messages,
         }
+
+    @cached_property
+    def _instructions_tokens(self) -> int:
+        return count_tokens(self.instructions)
 
     @cached_property
     def _tier1_tokens(self) -> int:
