@@ -22,11 +22,12 @@ TOOL_NAME_PATTERN = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_-]{0,63}$")
 _SECTION = re.compile(r"^(Args|Arguments|Parameters|Returns|Raises|Yields|Examples?|Notes?):\s*$")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Tool:
     """A function the model may call, with its name, description and JSON schema.
 
-    Make one with :func:`tool`; the core binds every tool when the oracle is built.
+    Make one with :func:`tool`; the core binds every tool when the oracle is built. Tools
+    compare by identity.
 
     Attributes:
         name: the name the model calls it by.
