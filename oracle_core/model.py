@@ -1,17 +1,16 @@
 """Models: the one thing the runtime asks for an assistant message.
 
 :class:`LiteLLMModel` talks to any provider litellm supports (change one string to switch);
-:class:`FunctionModel` answers from a Python function, for demos and tests.
+:class:`~oracle_core.demo.DemoModel` is the offline stand-in.
 litellm is imported on first use only, so commands that never call a model never pay for it.
 """
 
 from __future__ import annotations
 
-import inspect
 import json
 import os
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from typing import Any
 
 from oracle_core.calls import Message, ModelRequest, ModelResponse, Usage
@@ -176,37 +175,6 @@ class LiteLLMModel(Model):
             ) from error
         tool_calls = [calls[i] for i in sorted(calls)]
         yield ModelResponse(assistant_message("".join(text) or None, tool_calls), usage)
-
-
-ModelFunction = Callable[
-    [ModelRequest], "ModelResponse | Message | str | Awaitable[ModelResponse | Message | str]"
-]
-
-
-class FunctionModel(Model):
-    """A model whose answers come from a Python function of the request.
-
-    The function may return a :class:`ModelResponse`, an assistant message dict, or a
-    plain string (a final text answer); it may be sync or async.
-    """
-
-    def __init__(self, function: ModelFunction, *, name: str = "function") -> None:
-        self.function = function
-        self.name = name
-
-    async def complete(self, request: ModelRequest) -> ModelResponse:
-        result = self.function(request)
-        if inspect.isawaitable(result):
-            result = await result
-        if isinstance(result, ModelResponse):
-            return result
-        if isinstance(result, str):
-            return ModelResponse(assistant_message(result, None))
-        if isinstance(result, dict):
-            return ModelResponse(assistant_message(result.get("content"), result.get("tool_calls")))
-        raise TypeError(
-            f"model function returned {type(result).__name__}; return a str, dict or ModelResponse"
-        )
 
 
 def tool_call(name: str, arguments: dict[str, Any] | str, call_id: str) -> dict[str, Any]:

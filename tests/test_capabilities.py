@@ -20,10 +20,9 @@ def catalog() -> list[CodePlugin]:
     ]
 
 
-def tool_result(server: FakeOpenAI, request: int, index: int = -1) -> object:
-    """The JSON content of a tool message the model was sent in request number ``request``."""
-    tools = [m for m in server.requests[request].messages if m["role"] == "tool"]
-    return json.loads(tools[index]["content"])
+def tool_result(server: FakeOpenAI, request: int) -> object:
+    """The JSON of the last tool result the model read in request number ``request``."""
+    return json.loads(server.requests[request].tool_results[-1])
 
 
 async def test_list_capabilities_lists_non_silent_plugins_in_registration_order(

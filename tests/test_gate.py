@@ -15,9 +15,8 @@ META = ["list_capabilities", "load_capability"]
 
 
 def tool_messages(server: FakeOpenAI, request: int) -> list[dict[str, object]]:
-    return [
-        json.loads(m["content"]) for m in server.requests[request].messages if m["role"] == "tool"
-    ]
+    """The JSON tool results the model read in request number ``request``."""
+    return [json.loads(content) for content in server.requests[request].tool_results]
 
 
 async def test_always_and_silent_tools_are_shown_every_turn_on_demand_ones_only_once_loaded(

@@ -52,7 +52,7 @@ class ToolsPlugin:
 
 
 def tool_contents(server: FakeOpenAI, request: int) -> list[str]:
-    return [m["content"] for m in server.requests[request].messages if m["role"] == "tool"]
+    return server.requests[request].tool_results
 
 
 async def test_parallel_calls_run_concurrently_within_the_bound_and_answer_in_call_order(

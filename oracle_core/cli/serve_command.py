@@ -61,10 +61,11 @@ def serve_command(
     tokens may be given, comma-separated). Without a token the server binds to a loopback
     address only.
     """
-    from oracle_core.server.auth import TOKEN_ENV, is_loopback, parse_tokens
+    from oracle_core.loopback import is_loopback_host
+    from oracle_core.server.auth import TOKEN_ENV, parse_tokens
 
     tokens = parse_tokens(os.environ.get(TOKEN_ENV))
-    if not tokens and not is_loopback(host):
+    if not tokens and not is_loopback_host(host):
         click.echo(
             f"oracle: refusing to serve on {host} without an API token: anyone who can reach "
             f"that address could use the oracle and its tools. Set {TOKEN_ENV} (several tokens "

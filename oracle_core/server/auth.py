@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hmac
-import ipaddress
 from collections.abc import Iterable
 
 from starlette.requests import HTTPConnection
@@ -17,16 +16,6 @@ TOKEN_ENV = "ORACLE_API_TOKEN"
 def parse_tokens(value: str | None) -> tuple[str, ...]:
     """The tokens in ``value`` (``ORACLE_API_TOKEN``): comma-separated, blanks dropped."""
     return tuple(t.strip() for t in (value or "").split(",") if t.strip())
-
-
-def is_loopback(host: str) -> bool:
-    """Whether binding ``host`` keeps the server reachable from this machine only."""
-    if host.strip().lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 class BearerAuth:

@@ -12,14 +12,13 @@ The pytest plugin turns it on for every test; opt a test in to real requests wit
 
 from __future__ import annotations
 
-import ipaddress
 from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
 from typing import Any
-from urllib.parse import urlsplit
 
 from oracle_core.calls import ModelRequest, ModelResponse
 from oracle_core.errors import OracleError
+from oracle_core.loopback import is_loopback_url
 from oracle_core.model import LiteLLMModel
 
 OPT_IN = (
@@ -48,19 +47,6 @@ class RealModelRequestError(OracleError):
         self.api_base = api_base
 
 
-def is_loopback(api_base: str | None) -> bool:
-    """Whether ``api_base`` points at this machine."""
-    if not api_base:
-        return False
-    host = urlsplit(api_base if "//" in api_base else f"//{api_base}").hostname or ""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
 @contextmanager
 def refuse_model_requests() -> Iterator[list[RealModelRequestError]]:
     """Refuse :class:`LiteLLMModel` calls to anything but loopback while the block runs.
@@ -73,7 +59,7 @@ def refuse_model_requests() -> Iterator[list[RealModelRequestError]]:
 
     def check(model: LiteLLMModel, request: ModelRequest) -> None:
         api_base = request.options.get("api_base") or model.api_base
-        if not is_loopback(api_base):
+        if not is_loopback_url(api_base):
             error = RealModelRequestError(request.model or model.name, api_base)
             refused.append(error)
             raise error

@@ -99,6 +99,16 @@ class SeenRequest:
         return [t["function"]["name"] for t in self.tools]
 
     @property
+    def tool_results(self) -> list[str]:
+        """What the model reads back on this step: the tool messages after its last call."""
+        results: list[str] = []
+        for message in reversed(self.messages):
+            if message.get("role") != "tool":
+                break
+            results.append(str(message.get("content") or ""))
+        return results[::-1]
+
+    @property
     def stream(self) -> bool:
         """Whether the client asked for a stream."""
         return bool(self.body.get("stream"))

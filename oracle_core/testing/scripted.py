@@ -54,16 +54,6 @@ class ModelCall(SeenRequest):
     thread_id: str | None = None
 
     @property
-    def tool_results(self) -> list[str]:
-        """What the model reads back on this step: the tool messages after its last call."""
-        results: list[str] = []
-        for message in reversed(self.messages):
-            if message.get("role") != "tool":
-                break
-            results.append(str(message.get("content") or ""))
-        return results[::-1]
-
-    @property
     def user_message(self) -> str:
         """The text of the latest user message sent ("" if none)."""
         for message in reversed(self.messages):
