@@ -30,8 +30,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 from catalog import write_catalog
 
 from oracle_core import Oracle, Settings
-from oracle_core.checkpointers import SQLiteCheckpointer
-from oracle_core.model import import_litellm
+from oracle_core.models.litellm import import_litellm
+from oracle_core.store import SQLiteCheckpointer
 from oracle_core.testing.openai_server import FakeOpenAI, Reply
 
 

@@ -4,7 +4,6 @@ The public API is everything in ``__all__``; plugin authors need only
 ``hookimpl``, ``PluginManifest``, ``Example`` and ``tool``.
 """
 
-from oracle_core.calls import ModelRequest, ModelResponse, ToolCall, ToolResult, Usage
 from oracle_core.context import ToolContext
 from oracle_core.errors import (
     DependencyError,
@@ -21,12 +20,13 @@ from oracle_core.errors import (
 )
 from oracle_core.hookspecs import hookimpl, hookspec
 from oracle_core.manifest import Example, ManifestWarning, PluginManifest, Visibility
-from oracle_core.middleware import Middleware
 from oracle_core.oracle import Oracle
-from oracle_core.registry import BoundTool, Plugin, Registry
+from oracle_core.plugins.registry import BoundTool, Plugin, Registry
 from oracle_core.routes import Route
+from oracle_core.run.messages import ModelRequest, ModelResponse, ToolCall, ToolResult, Usage
+from oracle_core.run.middleware import Middleware
 from oracle_core.settings import Settings
-from oracle_core.storage import SQLiteStore, connect_sqlite
+from oracle_core.store.plugin_store import SQLiteStore, connect_sqlite
 from oracle_core.tools import Tool, tool
 
 __version__ = "0.1.0"

@@ -15,8 +15,8 @@ import pluggy
 
 if TYPE_CHECKING:
     from oracle_core.manifest import PluginManifest
-    from oracle_core.middleware import Middleware
     from oracle_core.routes import Route
+    from oracle_core.run.middleware import Middleware
     from oracle_core.tools import Tool
 
 PROJECT_NAME = "oracle"

@@ -12,20 +12,21 @@ from typing import Any
 
 import pluggy
 
-from oracle_core.assembly import Candidate, assemble, new_plugin_manager, source_for_object
-from oracle_core.calls import Message, ModelRequest
-from oracle_core.checkpointers import Checkpointer, SQLiteCheckpointer
-from oracle_core.discovery import find_entry_points, select
+from oracle_core.capabilities.gate import CapabilityGate, visible_tools
+from oracle_core.capabilities.meta_tools import META_TOOLS
+from oracle_core.capabilities.prompt import DEFAULT_INSTRUCTIONS, system_prompt, tier1_block
 from oracle_core.errors import OracleError, PluginLoadError, StrictPluginError
-from oracle_core.events import Event
-from oracle_core.gate import CapabilityGate, visible_tools
-from oracle_core.meta_tools import META_TOOLS
-from oracle_core.middleware import Middleware
-from oracle_core.model import LiteLLMModel, Model
-from oracle_core.prompt import DEFAULT_INSTRUCTIONS, system_prompt, tier1_block
-from oracle_core.registry import Registry
-from oracle_core.runtime import Run, RunResult
+from oracle_core.models.base import Model
+from oracle_core.models.litellm import LiteLLMModel
+from oracle_core.plugins.discovery import find_entry_points, select
+from oracle_core.plugins.loader import Candidate, assemble, new_plugin_manager, source_for_object
+from oracle_core.plugins.registry import Registry
+from oracle_core.run.events import Event
+from oracle_core.run.loop import Run, RunResult
+from oracle_core.run.messages import Message, ModelRequest
+from oracle_core.run.middleware import Middleware
 from oracle_core.settings import Settings
+from oracle_core.store import Checkpointer, SQLiteCheckpointer
 from oracle_core.tokens import count_json_tokens, count_tokens
 from oracle_core.tools import Tool
 
@@ -45,7 +46,7 @@ class Oracle:
             ``ORACLE_LOAD_PLUGINS`` and ``ORACLE_DISABLE_PLUGINS``).
         settings: operator settings; default :meth:`Settings.from_env`.
         path: folders to search for entry points instead of ``sys.path``.
-        model: a :class:`~oracle_core.model.Model`, or a litellm model string; default
+        model: a :class:`~oracle_core.models.base.Model`, or a litellm model string; default
             ``settings.model`` (``ORACLE_MODEL``), else the offline demo model.
         checkpointer: where thread state is saved; default SQLite at ``$ORACLE_HOME/oracle.db``.
         instructions: the opening of the system prompt.
@@ -143,7 +144,7 @@ class Oracle:
             if name:
                 self._model = LiteLLMModel(name, api_base=self.settings.api_base)
             else:
-                from oracle_core.demo import DemoModel
+                from oracle_core.models.demo import DemoModel
 
                 self._model = DemoModel()
         return self._model
@@ -165,7 +166,7 @@ class Oracle:
 
     def tier1_costs(self) -> list[tuple[str, int]]:
         """Tokens each ``always`` plugin adds to the Tier-1 block, most expensive first."""
-        from oracle_core.prompt import tier1_entry
+        from oracle_core.capabilities.prompt import tier1_entry
 
         costs = [
             (p.name, count_tokens(tier1_entry(p)))
@@ -282,7 +283,7 @@ class Oracle:
         """Run one user message on ``thread_id``, yielding events as they happen.
 
         Runs on one thread are serialized; the last event is always
-        :class:`~oracle_core.events.RunFinished`. Closing the iterator early (``aclose()``)
+        :class:`~oracle_core.run.events.RunFinished`. Closing the iterator early (``aclose()``)
         cancels the run and saves it as ``cancelled``.
         """
         return Run(self, thread_id, message, user_id=user_id, stream=text_deltas).events()

@@ -12,7 +12,7 @@ import pytest
 from support import SitePackages
 
 from oracle_core import Oracle, Settings
-from oracle_core.checkpointers import MemoryCheckpointer
+from oracle_core.store import MemoryCheckpointer
 from oracle_core.testing.openai_server import FakeOpenAI
 
 

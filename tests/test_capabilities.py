@@ -156,6 +156,6 @@ async def test_bad_load_arguments_are_explained(
 
 
 def test_the_two_meta_tools_cost_at_most_100_tokens() -> None:
-    from oracle_core.meta_tools import META_TOOL_SCHEMAS
+    from oracle_core.capabilities.meta_tools import META_TOOL_SCHEMAS
 
     assert count_json_tokens(META_TOOL_SCHEMAS) <= 100

@@ -12,8 +12,8 @@ import pytest
 from conftest import MakeOracle
 
 from oracle_core import ThreadConflictError
-from oracle_core.checkpointers import Checkpointer, MemoryCheckpointer, SQLiteCheckpointer
-from oracle_core.state import RunRecord
+from oracle_core.store import Checkpointer, MemoryCheckpointer, SQLiteCheckpointer
+from oracle_core.store.state import RunRecord
 from oracle_core.testing.openai_server import FakeOpenAI, Reply
 
 
@@ -82,7 +82,7 @@ def test_sqlite_state_survives_a_process_restart(tmp_path: Path) -> None:
     path = tmp_path / "oracle.db"
     writer = (
         "import asyncio, sys\n"
-        "from oracle_core.checkpointers import SQLiteCheckpointer\n"
+        "from oracle_core.store import SQLiteCheckpointer\n"
         "store = SQLiteCheckpointer(sys.argv[1])\n"
         "asyncio.run(store.append('t', base=0, messages=[{'role': 'user', 'content': 'kept'}], loaded=['weather']))\n"
     )

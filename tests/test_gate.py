@@ -8,7 +8,7 @@ from conftest import MakeOracle
 from support import CodePlugin, SitePackages, plugin_code
 
 from oracle_core import Oracle
-from oracle_core.checkpointers import MemoryCheckpointer
+from oracle_core.store import MemoryCheckpointer
 from oracle_core.testing.openai_server import FakeOpenAI, Reply
 
 META = ["list_capabilities", "load_capability"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from support import CodePlugin
 
 from oracle_core import Example, Oracle, Settings
-from oracle_core.prompt import DEFAULT_INSTRUCTIONS
+from oracle_core.capabilities.prompt import DEFAULT_INSTRUCTIONS
 
 GOLDEN = """## Available Capabilities
 

@@ -22,7 +22,7 @@ from oracle_core import (
     hookimpl,
     tool,
 )
-from oracle_core.events import RunFinished, TextDelta, ToolCallEvent
+from oracle_core.run.events import RunFinished, TextDelta, ToolCallEvent
 from oracle_core.testing.openai_server import FakeOpenAI, Reply
 
 
@@ -153,7 +153,7 @@ async def test_a_tool_that_raises_logs_its_traceback(
     oracle = make_oracle(ToolsPlugin(explode))
     fake_openai.script(Reply.call("explode", {"reason": "x"}), Reply.text("sorry"))
 
-    with caplog.at_level(logging.ERROR, logger="oracle_core.runtime"):
+    with caplog.at_level(logging.ERROR, logger="oracle_core.run.loop"):
         await oracle.run("t", "go")
 
     assert "tool explode of plugin kit raised" in caplog.text
@@ -450,7 +450,7 @@ async def test_a_tool_error_reaches_the_model_without_a_logged_traceback(
     oracle = make_oracle(ToolsPlugin(find))
     fake_openai.script(Reply.call("find", {"place": "Xyzzy"}), Reply.text("sorry"))
 
-    with caplog.at_level(logging.ERROR, logger="oracle_core.runtime"):
+    with caplog.at_level(logging.ERROR, logger="oracle_core.run.loop"):
         await oracle.run("t", "go")
 
     assert json.loads(tool_contents(fake_openai, 1)[0]) == {
@@ -462,7 +462,7 @@ async def test_a_tool_error_reaches_the_model_without_a_logged_traceback(
 async def test_a_middleware_can_catch_the_model_error_itself_and_fall_back(
     make_oracle: MakeOracle, fake_openai: FakeOpenAI
 ) -> None:
-    from oracle_core.model import ModelError
+    from oracle_core.models.base import ModelError
 
     class Fallback(Middleware):
         async def wrap_model_call(self, request: ModelRequest, call_next: Any) -> ModelResponse:

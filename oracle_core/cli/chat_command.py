@@ -8,7 +8,7 @@ import click
 
 from oracle_core.cli.common import api_base_option, build_oracle, model_option, thread_option
 from oracle_core.cli.transcript import tool_line
-from oracle_core.events import Event, ModelCallStarted, RunFinished, TextDelta
+from oracle_core.run.events import Event, ModelCallStarted, RunFinished, TextDelta
 
 
 def render(event: Event, *, verbose: bool) -> str | None:

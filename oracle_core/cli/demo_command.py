@@ -9,8 +9,8 @@ import click
 
 from oracle_core.cli.common import api_base_option, build_oracle, model_option
 from oracle_core.cli.transcript import tool_line
-from oracle_core.events import Event, ModelCallStarted, RunFinished, UsageEvent
 from oracle_core.oracle import Oracle
+from oracle_core.run.events import Event, ModelCallStarted, RunFinished, UsageEvent
 
 
 def demo_prompts(oracle: Oracle, count: int, plugins: tuple[str, ...]) -> list[str]:

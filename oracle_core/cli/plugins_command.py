@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from oracle_core.cli.common import build_oracle, table
-from oracle_core.registry import Registry
+from oracle_core.plugins.registry import Registry
 
 
 def plugins_report(registry: Registry) -> dict[str, Any]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from oracle_core.events import CapabilityLoaded, Event, ToolCallEvent, ToolResultEvent
+from oracle_core.run.events import CapabilityLoaded, Event, ToolCallEvent, ToolResultEvent
 
 
 def shorten(text: str, limit: int) -> str:

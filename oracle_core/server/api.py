@@ -10,8 +10,8 @@ from fastapi import APIRouter, Depends, Query, Request
 from starlette.responses import JSONResponse, Response
 
 from oracle_core import __version__
-from oracle_core.calls import public_message
-from oracle_core.meta_tools import list_capabilities
+from oracle_core.capabilities.meta_tools import list_capabilities
+from oracle_core.run.messages import public_message
 from oracle_core.server.context import ServerContext
 from oracle_core.server.errors import ApiError
 from oracle_core.server.models import (

@@ -22,8 +22,8 @@ from typing import Any
 from fastapi import APIRouter, Depends, Request
 from starlette.responses import JSONResponse, Response
 
-from oracle_core.calls import Message, Usage
-from oracle_core.events import RunFinished, TextDelta
+from oracle_core.run.events import RunFinished, TextDelta
+from oracle_core.run.messages import Message, Usage
 from oracle_core.server.context import ServerContext
 from oracle_core.server.errors import ApiError
 from oracle_core.server.models import ChatCompletionRequest, ChatMessage, ErrorBody

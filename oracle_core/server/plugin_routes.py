@@ -31,7 +31,7 @@ from starlette.routing import BaseRoute
 from starlette.routing import Route as StarletteRoute
 
 from oracle_core.errors import PluginConflictError
-from oracle_core.registry import Plugin, Registry
+from oracle_core.plugins.registry import Plugin, Registry
 from oracle_core.routes import Route
 from oracle_core.server.auth import BearerAuth
 from oracle_core.server.errors import ApiError

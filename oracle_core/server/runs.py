@@ -15,8 +15,8 @@ from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
 
 from oracle_core.errors import ThreadConflictError
-from oracle_core.events import Event, RunStarted
-from oracle_core.runtime import RunResult
+from oracle_core.run.events import Event, RunStarted
+from oracle_core.run.loop import RunResult
 from oracle_core.server.errors import ApiError
 
 if TYPE_CHECKING:

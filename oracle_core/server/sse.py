@@ -14,7 +14,7 @@ from typing import Any
 
 from starlette.responses import StreamingResponse
 
-from oracle_core.events import Event
+from oracle_core.run.events import Event
 from oracle_core.server.errors import ApiError
 from oracle_core.server.runs import RunHandle
 

@@ -6,8 +6,8 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from oracle_core.events import ToolCallEvent, ToolResultEvent
-from oracle_core.runtime import RunResult
+from oracle_core.run.events import ToolCallEvent, ToolResultEvent
+from oracle_core.run.loop import RunResult
 from oracle_core.testing.scripted import ModelCall
 
 

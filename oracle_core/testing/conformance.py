@@ -26,14 +26,14 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from oracle_core.assembly import new_plugin_manager, source_for_object
-from oracle_core.checkpointers import MemoryCheckpointer
+from oracle_core.capabilities.prompt import tier1_entry
 from oracle_core.errors import ToolArgumentsError
 from oracle_core.manifest import PluginManifest, describe_validation_error, manifest_warnings
 from oracle_core.oracle import Oracle
-from oracle_core.prompt import tier1_entry
-from oracle_core.registry import META_TOOL_NAMES, Plugin
+from oracle_core.plugins.loader import new_plugin_manager, source_for_object
+from oracle_core.plugins.registry import META_TOOL_NAMES, Plugin
 from oracle_core.settings import Settings
+from oracle_core.store import MemoryCheckpointer
 from oracle_core.testing.function_schema import function_schema_problems
 from oracle_core.testing.gate_check import GateCheck
 from oracle_core.testing.harness import import_plugin, run_sync, write_config

@@ -8,15 +8,15 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
-from oracle_core.context import ToolContext
-from oracle_core.meta_tools import (
+from oracle_core.capabilities.meta_tools import (
     LIST_CAPABILITIES,
     LOAD_CAPABILITY,
     list_capabilities,
     load_capability,
 )
+from oracle_core.context import ToolContext
 from oracle_core.oracle import Oracle
-from oracle_core.runtime import RunResult
+from oracle_core.run.loop import RunResult
 
 DEFAULT_THREAD = "test-thread"
 """The thread :func:`run_turn` and :func:`call_tool` use unless told otherwise."""

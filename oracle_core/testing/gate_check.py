@@ -15,11 +15,11 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
+from oracle_core.capabilities.meta_tools import LIST_CAPABILITIES, LOAD_CAPABILITY
 from oracle_core.errors import ManifestError, PluginConflictError
-from oracle_core.events import Event, ModelCallStarted, RunFinished, ToolResultEvent
-from oracle_core.meta_tools import LIST_CAPABILITIES, LOAD_CAPABILITY
 from oracle_core.oracle import Oracle
-from oracle_core.registry import Plugin
+from oracle_core.plugins.registry import Plugin
+from oracle_core.run.events import Event, ModelCallStarted, RunFinished, ToolResultEvent
 from oracle_core.testing.scripted import ScriptedModel, ToolCallSpec
 from oracle_core.tools import Tool
 

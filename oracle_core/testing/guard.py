@@ -1,6 +1,6 @@
 """Refusing real model requests in tests.
 
-While :func:`refuse_model_requests` is active, a :class:`~oracle_core.model.LiteLLMModel`
+While :func:`refuse_model_requests` is active, a :class:`~oracle_core.models.litellm.LiteLLMModel`
 may only reach a server on this machine (``127.0.0.1``, ``localhost``, ``::1``), which is
 where :class:`~oracle_core.testing.ScriptedModel` and ``FakeOpenAI`` listen. Any other call
 (a provider's default endpoint, a remote ``api_base``) raises :class:`RealModelRequestError`
@@ -16,10 +16,10 @@ from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from oracle_core.calls import ModelRequest, ModelResponse
 from oracle_core.errors import OracleError
 from oracle_core.loopback import is_loopback_url
-from oracle_core.model import LiteLLMModel
+from oracle_core.models.litellm import LiteLLMModel
+from oracle_core.run.messages import ModelRequest, ModelResponse
 
 OPT_IN = (
     "mark the test with @pytest.mark.oracle_allow_model_requests, set "

@@ -10,7 +10,7 @@ from collections.abc import Callable, Coroutine, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from oracle_core.model import Model
+from oracle_core.models.base import Model
 from oracle_core.oracle import Oracle
 from oracle_core.settings import Settings
 

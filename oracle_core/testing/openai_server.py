@@ -144,8 +144,8 @@ class FakeOpenAI:
         return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
 
     def model(self, name: str = "fake-model", **options: Any) -> Any:
-        """A :class:`~oracle_core.model.LiteLLMModel` pointed at this server."""
-        from oracle_core.model import LiteLLMModel
+        """A :class:`~oracle_core.models.litellm.LiteLLMModel` pointed at this server."""
+        from oracle_core.models.litellm import LiteLLMModel
 
         return LiteLLMModel(f"openai/{name}", api_base=self.url, api_key="sk-fake", **options)
 

@@ -1,6 +1,6 @@
 """A scripted model for tests: queue its replies, then inspect every request it was sent.
 
-:class:`ScriptedModel` is a real :class:`~oracle_core.model.LiteLLMModel`: each model call
+:class:`ScriptedModel` is a real :class:`~oracle_core.models.litellm.LiteLLMModel`: each model call
 goes through ``litellm.acompletion`` over HTTP to a :class:`FakeOpenAI` server on 127.0.0.1,
 so a plugin is tested on the same path as in production. Only the answers are scripted.
 
@@ -21,12 +21,12 @@ from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from oracle_core.calls import ModelRequest, ModelResponse
-from oracle_core.model import LiteLLMModel
+from oracle_core.models.litellm import LiteLLMModel
+from oracle_core.run.messages import ModelRequest, ModelResponse
 from oracle_core.testing.openai_server import FakeOpenAI, Reply, SeenRequest
 
 if TYPE_CHECKING:
-    from oracle_core.runtime import RunResult
+    from oracle_core.run.loop import RunResult
 
 _CALL_HEADER = "x-oracle-test-call"
 
@@ -199,7 +199,7 @@ class ScriptedModel(LiteLLMModel):
 
         Args:
             step: the step number.
-            run: a :class:`~oracle_core.runtime.RunResult` or run id; default: the latest run
+            run: a :class:`~oracle_core.run.loop.RunResult` or run id; default: the latest run
                 that called the model.
 
         Raises:

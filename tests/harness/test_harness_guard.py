@@ -14,7 +14,7 @@ pytestmark = pytest.mark.oracle_allow_model_requests
 REAL_MODEL_TEST = """
 import litellm
 import pytest
-from oracle_core.model import LiteLLMModel
+from oracle_core.models.litellm import LiteLLMModel
 from oracle_core.testing import run_turn
 
 
@@ -87,7 +87,7 @@ def test_a_test_can_opt_in_to_real_model_requests(
 def test_models_on_this_machine_are_allowed(project: pytest.Pytester) -> None:
     project.makepyfile(
         test_local="""
-        from oracle_core.model import LiteLLMModel
+        from oracle_core.models.litellm import LiteLLMModel
         from oracle_core.testing import FakeOpenAI, Reply, run_turn
 
 

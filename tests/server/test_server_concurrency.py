@@ -9,8 +9,8 @@ import threading
 import httpx
 import pytest
 
-from oracle_core.checkpointers import MemoryCheckpointer
 from oracle_core.server import create_app
+from oracle_core.store import MemoryCheckpointer
 from oracle_core.testing.openai_server import FakeOpenAI, Reply, SeenRequest
 
 

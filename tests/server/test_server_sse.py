@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from oracle_core.calls import Usage
-from oracle_core.events import RunFinished, RunStarted, TextDelta
+from oracle_core.run.events import RunFinished, RunStarted, TextDelta
+from oracle_core.run.messages import Usage
 from oracle_core.server.runs import _END, RunHandle
 from oracle_core.server.sse import PING, run_stream, sse_message
 

@@ -9,7 +9,7 @@ from importlib.metadata import entry_points
 import oracle_plugin_memory
 
 from oracle_core import Oracle
-from oracle_core.prompt import tier1_entry
+from oracle_core.capabilities.prompt import tier1_entry
 from oracle_core.testing import (
     OracleFactory,
     ScriptedModel,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar
 
-from oracle_core.calls import Usage
+from oracle_core.run.messages import Usage
 
 
 @dataclass

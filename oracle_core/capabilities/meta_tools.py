@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from oracle_core.registry import Plugin, Registry
+from oracle_core.plugins.registry import Plugin, Registry
 from oracle_core.tools import Tool
 
 LIST_CAPABILITIES = "list_capabilities"

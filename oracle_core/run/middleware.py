@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
-from oracle_core.calls import ModelRequest, ModelResponse, ToolCall, ToolResult
+from oracle_core.run.messages import ModelRequest, ModelResponse, ToolCall, ToolResult
 
 ModelHandler = Callable[[ModelRequest], Awaitable[ModelResponse]]
 ToolHandler = Callable[[ToolCall], Awaitable[ToolResult]]

@@ -1,4 +1,4 @@
-"""Assembling plugins into a :class:`~oracle_core.registry.Registry`.
+"""Assembling plugins into a :class:`~oracle_core.plugins.registry.Registry`.
 
 Each plugin is imported, registered with the oracle's own plugin manager, asked for its
 manifest, tools, middleware and routes, and validated. A plugin that fails any step is left
@@ -17,7 +17,6 @@ import pluggy
 from pydantic import ValidationError
 
 from oracle_core import hookspecs
-from oracle_core.discovery import PluginSource
 from oracle_core.errors import (
     DependencyError,
     ManifestError,
@@ -27,9 +26,10 @@ from oracle_core.errors import (
     ToolArgumentsError,
 )
 from oracle_core.manifest import PluginManifest, describe_validation_error, manifest_warnings
-from oracle_core.middleware import Middleware
-from oracle_core.registry import META_TOOL_NAMES, Plugin, Registry
+from oracle_core.plugins.discovery import PluginSource
+from oracle_core.plugins.registry import META_TOOL_NAMES, Plugin, Registry
 from oracle_core.routes import Route
+from oracle_core.run.middleware import Middleware
 from oracle_core.tools import Tool
 
 HOOK_NAMES = ("oracle_manifest", "oracle_tools", "oracle_middleware", "oracle_routes",

@@ -1,24 +1,17 @@
-"""Models: the one thing the runtime asks for an assistant message.
+"""The litellm model: any provider litellm knows, by changing one string.
 
-:class:`LiteLLMModel` talks to any provider litellm supports (change one string to switch);
-:class:`~oracle_core.demo.DemoModel` is the offline stand-in.
-litellm is imported on first use only, so commands that never call a model never pay for it.
+litellm is imported on first use only (:func:`import_litellm`), so commands that never call
+a model never pay for its import.
 """
 
 from __future__ import annotations
 
-import json
 import os
-from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator
 from typing import Any
 
-from oracle_core.calls import Message, ModelRequest, ModelResponse, Usage
-from oracle_core.errors import OracleError
-
-
-class ModelError(OracleError):
-    """A model call failed for good (after litellm's retries, or not retryable)."""
+from oracle_core.models.base import Model, ModelError, assistant_message
+from oracle_core.run.messages import ModelRequest, ModelResponse, Usage
 
 
 def import_litellm() -> Any:
@@ -29,34 +22,6 @@ def import_litellm() -> Any:
     litellm.telemetry = False
     litellm.suppress_debug_info = True
     return litellm
-
-
-class Model(ABC):
-    """Something that answers a :class:`ModelRequest` with an assistant message."""
-
-    name: str = "model"
-
-    @abstractmethod
-    async def complete(self, request: ModelRequest) -> ModelResponse:
-        """Answer ``request`` in one piece."""
-
-    async def stream(self, request: ModelRequest) -> AsyncIterator[str | ModelResponse]:
-        """Answer ``request`` as text pieces followed by the whole :class:`ModelResponse`.
-
-        The default streams the complete answer as one piece.
-        """
-        response = await self.complete(request)
-        if response.message.get("content"):
-            yield str(response.message["content"])
-        yield response
-
-
-def assistant_message(content: str | None, tool_calls: list[dict[str, Any]] | None) -> Message:
-    """An OpenAI assistant message; ``tool_calls`` is left out when empty."""
-    message: Message = {"role": "assistant", "content": content}
-    if tool_calls:
-        message["tool_calls"] = tool_calls
-    return message
 
 
 def _usage(raw: Any) -> Usage:
@@ -175,9 +140,3 @@ class LiteLLMModel(Model):
             ) from error
         tool_calls = [calls[i] for i in sorted(calls)]
         yield ModelResponse(assistant_message("".join(text) or None, tool_calls), usage)
-
-
-def tool_call(name: str, arguments: dict[str, Any] | str, call_id: str) -> dict[str, Any]:
-    """An OpenAI tool call entry, for scripted models."""
-    text = arguments if isinstance(arguments, str) else json.dumps(arguments)
-    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": text}}

@@ -5,8 +5,8 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 
-from oracle_core.calls import Message
-from oracle_core.state import RunRecord, ThreadState
+from oracle_core.run.messages import Message
+from oracle_core.store.state import RunRecord, ThreadState
 
 
 class Checkpointer(ABC):

@@ -4,8 +4,8 @@
 - :class:`SQLiteCheckpointer`: one file under ``ORACLE_HOME``, the embedded default.
 """
 
-from oracle_core.checkpointers.base import Checkpointer
-from oracle_core.checkpointers.memory import MemoryCheckpointer
-from oracle_core.checkpointers.sqlite import SQLiteCheckpointer
+from oracle_core.store.base import Checkpointer
+from oracle_core.store.memory import MemoryCheckpointer
+from oracle_core.store.sqlite import SQLiteCheckpointer
 
 __all__ = ["Checkpointer", "MemoryCheckpointer", "SQLiteCheckpointer"]

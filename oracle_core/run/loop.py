@@ -18,10 +18,15 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from oracle_core.calls import Message, ModelRequest, ModelResponse, ToolCall, ToolResult, Usage
+from oracle_core.capabilities.meta_tools import (
+    LIST_CAPABILITIES,
+    LOAD_CAPABILITY,
+    list_capabilities,
+    load_capability,
+)
 from oracle_core.context import ToolContext
 from oracle_core.errors import OracleError, ToolArgumentsError, ToolError
-from oracle_core.events import (
+from oracle_core.run.events import (
     CapabilityLoaded,
     Event,
     ModelCallStarted,
@@ -32,19 +37,21 @@ from oracle_core.events import (
     ToolResultEvent,
     UsageEvent,
 )
-from oracle_core.meta_tools import (
-    LIST_CAPABILITIES,
-    LOAD_CAPABILITY,
-    list_capabilities,
-    load_capability,
+from oracle_core.run.messages import (
+    Message,
+    ModelRequest,
+    ModelResponse,
+    ToolCall,
+    ToolResult,
+    Usage,
 )
-from oracle_core.middleware import Middleware
-from oracle_core.state import RunRecord
+from oracle_core.run.middleware import Middleware
+from oracle_core.store.state import RunRecord
 
 if TYPE_CHECKING:
     from oracle_core.oracle import Oracle
 
-log = logging.getLogger("oracle_core.runtime")
+log = logging.getLogger("oracle_core.run.loop")
 
 
 class MiddlewareError(OracleError):

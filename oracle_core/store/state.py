@@ -6,7 +6,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-from oracle_core.calls import Message, Usage
+from oracle_core.run.messages import Message, Usage
 
 RunStatus = Literal["running", "completed", "failed", "cancelled"]
 """A run's status; a later release adds waiting statuses (approvals, connections)."""

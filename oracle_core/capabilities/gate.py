@@ -12,10 +12,10 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from oracle_core.calls import ToolCall, ToolResult
-from oracle_core.meta_tools import LOAD_CAPABILITY
-from oracle_core.middleware import Middleware, ToolHandler
-from oracle_core.registry import BoundTool, Registry
+from oracle_core.capabilities.meta_tools import LOAD_CAPABILITY
+from oracle_core.plugins.registry import BoundTool, Registry
+from oracle_core.run.messages import ToolCall, ToolResult
+from oracle_core.run.middleware import Middleware, ToolHandler
 
 
 def visible_tools(registry: Registry, loaded: Sequence[str]) -> list[BoundTool]:

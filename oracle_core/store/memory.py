@@ -6,10 +6,10 @@ import copy
 import time
 from collections.abc import Sequence
 
-from oracle_core.calls import Message
-from oracle_core.checkpointers.base import Checkpointer
 from oracle_core.errors import ThreadConflictError
-from oracle_core.state import RunRecord, ThreadState
+from oracle_core.run.messages import Message
+from oracle_core.store.base import Checkpointer
+from oracle_core.store.state import RunRecord, ThreadState
 
 
 def conflict(thread_id: str, base: int, actual: int) -> ThreadConflictError:

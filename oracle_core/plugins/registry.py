@@ -6,11 +6,11 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from oracle_core.discovery import PluginSource
 from oracle_core.errors import PluginError
 from oracle_core.manifest import ManifestWarning, PluginManifest, Visibility
-from oracle_core.middleware import Middleware
+from oracle_core.plugins.discovery import PluginSource
 from oracle_core.routes import Route
+from oracle_core.run.middleware import Middleware
 from oracle_core.tools import Tool
 
 META_TOOL_NAMES = frozenset({"list_capabilities", "load_capability", "search_capabilities"})

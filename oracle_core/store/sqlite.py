@@ -9,11 +9,11 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from oracle_core.calls import Message
-from oracle_core.checkpointers.base import Checkpointer
-from oracle_core.checkpointers.memory import conflict
-from oracle_core.state import RunRecord, ThreadState
-from oracle_core.storage import connect_sqlite
+from oracle_core.run.messages import Message
+from oracle_core.store.base import Checkpointer
+from oracle_core.store.memory import conflict
+from oracle_core.store.plugin_store import connect_sqlite
+from oracle_core.store.state import RunRecord, ThreadState
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS oracle_threads (

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 
-from oracle_core.registry import Plugin
+from oracle_core.plugins.registry import Plugin
 
 DEFAULT_INSTRUCTIONS = (
     "You are a helpful assistant. Use the tools you are given when they help; "

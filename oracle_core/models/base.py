@@ -1,0 +1,54 @@
+"""Models: the one thing the run loop asks for an assistant message.
+
+:class:`Model` is the interface; :class:`~oracle_core.models.litellm.LiteLLMModel` talks to
+any provider litellm supports, :class:`~oracle_core.models.demo.DemoModel` is the offline
+stand-in, and :mod:`oracle_core.testing` has in-process and HTTP test models.
+"""
+
+from __future__ import annotations
+
+import json
+from abc import ABC, abstractmethod
+from collections.abc import AsyncIterator
+from typing import Any
+
+from oracle_core.errors import OracleError
+from oracle_core.run.messages import Message, ModelRequest, ModelResponse
+
+
+class ModelError(OracleError):
+    """A model call failed for good (after retries, or not retryable)."""
+
+
+class Model(ABC):
+    """Something that answers a :class:`ModelRequest` with an assistant message."""
+
+    name: str = "model"
+
+    @abstractmethod
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        """Answer ``request`` in one piece."""
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[str | ModelResponse]:
+        """Answer ``request`` as text pieces followed by the whole :class:`ModelResponse`.
+
+        The default streams the complete answer as one piece.
+        """
+        response = await self.complete(request)
+        if response.message.get("content"):
+            yield str(response.message["content"])
+        yield response
+
+
+def assistant_message(content: str | None, tool_calls: list[dict[str, Any]] | None) -> Message:
+    """An OpenAI assistant message; ``tool_calls`` is left out when empty."""
+    message: Message = {"role": "assistant", "content": content}
+    if tool_calls:
+        message["tool_calls"] = tool_calls
+    return message
+
+
+def tool_call(name: str, arguments: dict[str, Any] | str, call_id: str) -> dict[str, Any]:
+    """An OpenAI tool call entry, for scripted models."""
+    text = arguments if isinstance(arguments, str) else json.dumps(arguments)
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": text}}
