@@ -6,6 +6,8 @@ wrong and how to fix it, so an operator can act on the message alone.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 
 class OracleError(Exception):
     """Base class of every error oracle-core raises on purpose."""
@@ -17,12 +19,22 @@ class PluginError(OracleError):
     Attributes:
         plugin: the plugin's name (its manifest name, else its entry point name).
         distribution: the distribution that ships it, when it came from an entry point.
+        problems: every problem found, each a sentence naming what is wrong and the fix;
+            the message lists them all (a single problem is the message itself).
     """
 
-    def __init__(self, message: str, *, plugin: str, distribution: str | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        plugin: str,
+        distribution: str | None = None,
+        problems: Sequence[str] = (),
+    ) -> None:
         super().__init__(message)
         self.plugin = plugin
         self.distribution = distribution
+        self.problems = list(problems) or [message]
 
 
 class PluginLoadError(PluginError):
@@ -43,8 +55,9 @@ class ManifestError(PluginError):
         plugin: str,
         field: str | None = None,
         distribution: str | None = None,
+        problems: Sequence[str] = (),
     ) -> None:
-        super().__init__(message, plugin=plugin, distribution=distribution)
+        super().__init__(message, plugin=plugin, distribution=distribution, problems=problems)
         self.field = field
 
 
@@ -94,3 +107,36 @@ class ThreadConflictError(OracleError):
 
     Raised instead of silently dropping either writer's messages.
     """
+
+
+class MiddlewareError(OracleError):
+    """A plugin's middleware raised; the run fails with this error, naming the plugin.
+
+    Attributes:
+        plugin: the plugin that contributed the middleware.
+        method: the middleware method that raised (``before_model_call``, ...).
+    """
+
+    def __init__(self, middleware: object, method: str, error: BaseException) -> None:
+        self.plugin = str(getattr(middleware, "plugin", "") or "")
+        self.method = method
+        super().__init__(
+            f"middleware {type(middleware).__name__} of plugin {self.plugin!r} raised in "
+            f"{method}: {type(error).__name__}: {error}"
+        )
+
+
+class ModelError(OracleError):
+    """A model call failed for good (after retries, or not retryable)."""
+
+
+class RunLimitError(OracleError):
+    """A run reached a limit the operator set (model calls per run, ...)."""
+
+
+class OracleClosedError(OracleError):
+    """The oracle was closed; build a new one to run again."""
+
+
+class ThreadBusyError(OracleError):
+    """A run waited its turn on a thread for as long as it may, and another run still held it."""

@@ -2,8 +2,24 @@
 
 A plugin implements any of them as plain functions decorated with ``@hookimpl``; it may
 accept any subset of a hook's parameters, so hooks can gain parameters without breaking
-plugins. The core calls each hook per plugin, so it always knows which plugin produced a
-result: a plugin never repeats its own name.
+plugins. The core calls each hook plugin by plugin, through pluggy, so it always knows which
+plugin produced a result: a plugin never repeats its own name. A ``wrapper=True``
+implementation therefore wraps its own plugin's implementations of the hook, not other
+plugins'; one with nothing of its own to wrap is refused when the plugin is registered.
+
+The hooks come in two phases, and what a hook receives is complete for its phase:
+
+- **assembly** (``oracle_manifest``, ``oracle_tools``, ``oracle_middleware``,
+  ``oracle_routes``): once, when the :class:`~oracle_core.Oracle` is built; sync only;
+  ``oracle`` is a :class:`~oracle_core.host.PluginHost` (settings and per-oracle plugin
+  state; no registry, store or model yet).
+- **lifecycle** (``oracle_startup``, ``oracle_shutdown``): when the oracle starts and
+  closes; sync or async; ``oracle`` is an :class:`~oracle_core.host.OracleHandle` (settings,
+  plugin state, registry, store and model, all ready).
+
+Every hook runs under a time limit (``ORACLE_HOOK_TIMEOUT``, default 10 s); one that raises
+or overruns leaves its plugin out and is reported naming the plugin and the hook.
+``ORACLE_TRACE_PLUGINS=1`` prints every hook call and its plugin to stderr.
 """
 
 from __future__ import annotations
@@ -14,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 import pluggy
 
 if TYPE_CHECKING:
+    from oracle_core.host import OracleHandle, PluginHost
     from oracle_core.manifest import PluginManifest
     from oracle_core.routes import Route
     from oracle_core.run.middleware import Middleware
@@ -30,43 +47,53 @@ hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
 def oracle_manifest() -> PluginManifest:  # type: ignore[empty-body]
     """Describe the plugin. Required: exactly one implementation per plugin.
 
-    Called once, synchronously, when the oracle assembles its registry.
+    When: once, at assembly (when the :class:`~oracle_core.Oracle` is built), before the
+    plugin's other hooks. Sync only; it runs on the assembly worker thread under the hook
+    timeout.
 
     Returns:
         A :class:`~oracle_core.PluginManifest` (a plain ``dict`` of the same fields is
-        accepted too). If ``version`` is unset it becomes the distribution's version.
-        An invalid manifest leaves the plugin out and is reported naming the field.
+        accepted too). If ``version`` is unset it becomes the distribution's version. An
+        invalid manifest leaves the plugin out, reported naming every bad field.
     """
 
 
 @hookspec
-def oracle_tools(config: Mapping[str, Any], oracle: Any) -> list[Tool]:  # type: ignore[empty-body]
+def oracle_tools(config: Mapping[str, Any], oracle: PluginHost) -> list[Tool]:  # type: ignore[empty-body]
     """Return the plugin's tools, each made with :func:`~oracle_core.tool`.
 
-    Called once, synchronously, at assembly. Every tool is bound then; the capability gate
-    decides per model call which of them the model sees.
+    When: once, at assembly, after ``oracle_manifest``. Sync only (an ``async def`` is
+    refused at registration). Every tool is bound then; the capability gate decides per
+    model call which of them the model sees.
 
     Args:
-        config: this plugin's configuration (``[plugins.<name>]`` in ``oracle.toml``).
-        oracle: the :class:`~oracle_core.Oracle` being assembled. Its registry is not ready
-            yet: keep the reference for later (e.g. ``oracle.settings.database_path``).
+        config: this plugin's configuration (``[plugins.<name>]`` in ``oracle.toml``, with
+            ``$env`` values and ``ORACLE_PLUGIN_<NAME>__<KEY>`` overrides applied).
+        oracle: a :class:`~oracle_core.host.PluginHost`. At assembly it offers
+            ``oracle.settings`` (home, database path, ...) and ``oracle.plugin_state(name)``
+            (a per-oracle dict that startup, tools and shutdown see too). The registry, the
+            store and the model do not exist yet: open connections lazily, or in
+            ``oracle_startup``.
 
     Returns:
         A list of :class:`~oracle_core.Tool`. Tool names must be unique across all plugins
-        and must not shadow the meta-tools (``list_capabilities``, ``load_capability``).
+        and must not shadow the meta-tools (``list_capabilities``, ``load_capability``,
+        ``search_capabilities``); each definition must be one OpenAI function calling
+        accepts. Any problem leaves the plugin out, naming the tool and the fix.
     """
 
 
 @hookspec
-def oracle_middleware(config: Mapping[str, Any], oracle: Any) -> list[Middleware]:  # type: ignore[empty-body]
+def oracle_middleware(config: Mapping[str, Any], oracle: PluginHost) -> list[Middleware]:  # type: ignore[empty-body]
     """Return middleware that observes or changes model calls and tool calls.
 
-    Called once, synchronously, at assembly. Middleware runs after the built-in capability
-    gate, in plugin registration order, and in list order within a plugin.
+    When: once, at assembly, after ``oracle_tools``. Sync only. Middleware runs after the
+    built-in capability gate, in plugin registration order, and in list order within a
+    plugin; it runs only if the plugin also starts.
 
     Args:
         config: this plugin's configuration.
-        oracle: the :class:`~oracle_core.Oracle` being assembled (see ``oracle_tools``).
+        oracle: a :class:`~oracle_core.host.PluginHost` (see ``oracle_tools``).
 
     Returns:
         A list of :class:`~oracle_core.Middleware` instances.
@@ -74,36 +101,61 @@ def oracle_middleware(config: Mapping[str, Any], oracle: Any) -> list[Middleware
 
 
 @hookspec
-def oracle_routes(config: Mapping[str, Any], oracle: Any) -> list[Route]:  # type: ignore[empty-body]
+def oracle_routes(config: Mapping[str, Any], oracle: PluginHost) -> list[Route]:  # type: ignore[empty-body]
     """Return HTTP routes, mounted by ``oracle serve`` under ``/plugins/<plugin-name>/``.
 
-    Called once, synchronously, at assembly.
+    When: once, at assembly, after ``oracle_middleware``. Sync only. The routes answer only
+    while the plugin is part of the started oracle (a plugin whose startup failed gets 503).
 
     Args:
         config: this plugin's configuration.
-        oracle: the :class:`~oracle_core.Oracle` being assembled (see ``oracle_tools``).
+        oracle: a :class:`~oracle_core.host.PluginHost` (see ``oracle_tools``). An endpoint
+            reaches the running oracle at ``request.app.state.oracle``.
 
     Returns:
         A list of :class:`~oracle_core.Route`. Routes require the server's bearer token
-        unless marked ``public=True``.
+        unless marked ``public=True``; paths must be plain (no ``.``, ``..``, empty
+        segments) and unique within the plugin.
     """
 
 
 @hookspec
-def oracle_startup(oracle: Any) -> None:
-    """Run once when an oracle starts serving (before its first run or request).
+def oracle_startup(oracle: OracleHandle) -> None:
+    """Prepare the plugin for work: open connections, warm caches, start background tasks.
 
-    May be a plain function or a coroutine function; a coroutine is awaited.
+    When: once, when the oracle starts (before its first run or request), in dependency
+    order (``depends_on`` first, then registration order), so a plugin's dependencies have
+    started before it. A plain function runs on a worker thread; a coroutine function is
+    awaited on the oracle's event loop (use ``async def`` to touch the loop). The oracle
+    counts as started only once every startup hook returned. A hook that raises or
+    overruns the timeout leaves its plugin out (with its tools, middleware and routes, and
+    the plugins that depend on it); with ``ORACLE_STRICT_PLUGINS=1`` it is fatal.
 
     Args:
-        oracle: the :class:`~oracle_core.Oracle` that is starting.
+        oracle: the starting oracle as an :class:`~oracle_core.host.OracleHandle`:
+            ``settings``, ``plugin_state(name)``, ``checkpointer`` and ``model`` are ready;
+            ``registry`` holds the assembled plugins (plugins that fail to start are removed
+            from it once startup ends). Do not run the oracle (``run``/``stream``) from a
+            startup hook: it is not started yet.
+
+    Returns:
+        Nothing; a return value is ignored.
     """
 
 
 @hookspec
-def oracle_shutdown(oracle: Any) -> None:
-    """Run once when an oracle closes. Sync or async, like :func:`oracle_startup`.
+def oracle_shutdown(oracle: OracleHandle) -> None:
+    """Release what ``oracle_startup`` or the tools opened.
+
+    When: once, when the oracle closes, only for plugins whose startup succeeded, in the
+    reverse of startup order. Sync (on a worker thread) or async (awaited), under the hook
+    timeout. An error is logged naming the plugin and never stops the other shutdowns.
 
     Args:
-        oracle: the :class:`~oracle_core.Oracle` that is closing.
+        oracle: the closing oracle as an :class:`~oracle_core.host.OracleHandle`:
+            ``settings``, ``plugin_state(name)``, ``registry`` (the started plugins),
+            ``checkpointer`` and ``model``. No new runs start once shutdown has begun.
+
+    Returns:
+        Nothing; a return value is ignored.
     """

@@ -13,6 +13,9 @@ from typing import Any
 DEFAULT_TIER1_BUDGET = 400
 """Tokens the Tier-1 block may cost before a warning names the most expensive plugins."""
 
+DEFAULT_HOOK_TIMEOUT = 10.0
+"""Seconds one plugin hook may take (assembly, startup, shutdown) before it counts as hung."""
+
 
 def _flag(value: str | None) -> bool:
     return (value or "").strip().lower() in ("1", "true", "yes", "on")
@@ -45,6 +48,8 @@ class Settings:
         strict: ``ORACLE_STRICT_PLUGINS=1``: any plugin failure is fatal.
         tier1_budget: ``ORACLE_TIER1_BUDGET``, tokens the Tier-1 block may cost.
         trace_plugins: ``ORACLE_TRACE_PLUGINS=1`` prints every hook call to stderr.
+        hook_timeout: ``ORACLE_HOOK_TIMEOUT``, seconds one plugin hook may take; a hook
+            that takes longer is reported as a failure of its plugin, which is left out.
     """
 
     home: Path = field(default_factory=default_home)
@@ -55,6 +60,7 @@ class Settings:
     strict: bool = False
     tier1_budget: int = DEFAULT_TIER1_BUDGET
     trace_plugins: bool = False
+    hook_timeout: float = DEFAULT_HOOK_TIMEOUT
     env: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
@@ -71,6 +77,7 @@ class Settings:
             "strict": _flag(env.get("ORACLE_STRICT_PLUGINS")),
             "tier1_budget": int(env.get("ORACLE_TIER1_BUDGET") or DEFAULT_TIER1_BUDGET),
             "trace_plugins": _flag(env.get("ORACLE_TRACE_PLUGINS")),
+            "hook_timeout": float(env.get("ORACLE_HOOK_TIMEOUT") or DEFAULT_HOOK_TIMEOUT),
             "env": env,
         }
         values.update({k: v for k, v in overrides.items() if v is not None})

@@ -8,7 +8,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from support import SitePackages, plugin_code
+
+pytestmark = pytest.mark.slow  # runs subprocesses: `pytest -m 'not slow'` skips it
 
 ORACLE = [sys.executable, "-m", "oracle_core"]
 

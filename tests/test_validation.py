@@ -211,3 +211,75 @@ def test_a_hook_returning_a_bare_function_says_to_decorate_it(site: SitePackages
     assert "returned a function where a Tool belongs (decorate the function with @tool)" in str(
         failure
     )
+
+
+BROKEN_IN_THREE_WAYS = '''
+from oracle_core import Example, PluginManifest, hookimpl, tool
+
+
+@tool
+def lookup(text: str) -> str:
+    """Look the text up."""
+    return text
+
+
+@tool(name="list_capabilities")
+def listing() -> str:
+    """List things."""
+    return ""
+
+
+@hookimpl
+def oracle_manifest():
+    return PluginManifest(
+        name="broken",
+        summary="Broken in three ways.",
+        when_to_use=["never"],
+        examples=[Example(user="hi", tool="find", args={})],
+    )
+
+
+@hookimpl
+def oracle_tools():
+    return [lookup, listing]
+
+
+@hookimpl
+def oracle_middleware():
+    return "not a list"
+'''
+
+THREE_PROBLEMS = [
+    "tool 'list_capabilities' has the name of a core meta-tool; rename it "
+    "(@tool(name='broken_list_capabilities'))",
+    "hook oracle_middleware returned str: return a list of Middleware",
+    "manifest field 'examples[0].tool' names 'find', which is not a tool of this plugin "
+    "(its tools: lookup, list_capabilities); name one of them",
+]
+
+
+def test_every_problem_of_a_plugin_is_reported_at_once(site: SitePackages) -> None:
+    site.add("oracle-plugin-broken", BROKEN_IN_THREE_WAYS)
+
+    failure = only_failure(site)
+
+    assert failure.plugin == "broken"
+    assert sorted(failure.problems) == sorted(THREE_PROBLEMS)
+    assert str(failure).startswith("has 3 problems:\n    - ")
+    assert all(f"\n    - {problem}" in str(failure) for problem in THREE_PROBLEMS)
+
+
+def test_check_plugin_reports_the_same_problems_as_assembly(site: SitePackages) -> None:
+    from oracle_core.testing import check_plugin
+
+    site.add("oracle-plugin-broken", BROKEN_IN_THREE_WAYS)
+    assembled = only_failure(site)
+    import oracle_plugin_broken  # type: ignore[import-not-found]
+
+    # ConformanceError is an AssertionError (the class itself may be a fresh import here:
+    # the harness tests' inner pytest runs drop the modules they imported).
+    with pytest.raises(AssertionError) as caught:
+        check_plugin(oracle_plugin_broken)
+
+    assert caught.value.problems == assembled.problems  # type: ignore[attr-defined]
+    assert "plugin 'broken' fails 3 conformance check(s)" in str(caught.value)

@@ -12,7 +12,11 @@ from oracle_core.plugins.registry import Registry
 
 
 def plugins_report(registry: Registry) -> dict[str, Any]:
-    """The registry as JSON-ready data: plugins, failures and warnings."""
+    """The registry as JSON-ready data: plugins, failures and warnings.
+
+    Each failure lists every problem the validator found in the plugin (``problems``), the
+    same sentences ``check_plugin`` reports; ``message`` is them all in one text.
+    """
     return {
         "plugins": [
             {
@@ -35,6 +39,7 @@ def plugins_report(registry: Registry) -> dict[str, Any]:
                 "distribution": f.distribution,
                 "error": type(f).__name__,
                 "message": str(f),
+                "problems": list(f.problems),
             }
             for f in registry.failures
         ],
@@ -73,8 +78,14 @@ def plugins_command(as_json: bool) -> None:
         click.echo(f"\nFailed to load ({len(report['failures'])}):")
         for f in report["failures"]:
             dist = f" [{f['distribution']}]" if f["distribution"] else ""
-            click.echo(f"  {f['plugin']}{dist}: {f['message']}")
+            problems = f["problems"]
+            if len(problems) == 1:
+                click.echo(f"  {f['plugin']}{dist}: {problems[0]}")
+                continue
+            click.echo(f"  {f['plugin']}{dist}: {len(problems)} problems")
+            for problem in problems:
+                click.echo(f"    - {problem}")
     if report["warnings"]:
         click.echo(f"\nWarnings ({len(report['warnings'])}):")
         for w in report["warnings"]:
-            click.echo(f"  {w['plugin']}: {w['field']} {w['message']}")
+            click.echo(f"  {w['plugin']}: {w['message']}")

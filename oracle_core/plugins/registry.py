@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
 from oracle_core.errors import PluginError
@@ -17,7 +18,7 @@ META_TOOL_NAMES = frozenset({"list_capabilities", "load_capability", "search_cap
 """Tool names the core reserves for its meta-tools; no plugin may use them."""
 
 
-@dataclass
+@dataclass(frozen=True, eq=False)
 class Plugin:
     """A plugin the oracle assembled successfully.
 
@@ -68,9 +69,9 @@ class BoundTool:
         return self.tool.visibility or self.plugin.visibility
 
 
-@dataclass
+@dataclass(frozen=True, eq=False)
 class Registry:
-    """Everything assembled from the plugins, plus what could not be.
+    """Everything assembled from the plugins, plus what could not be. Immutable.
 
     Attributes:
         plugins: the assembled plugins by name, in registration order.
@@ -78,28 +79,44 @@ class Registry:
         warnings: soft limits that assembled plugins exceed.
     """
 
-    plugins: dict[str, Plugin] = field(default_factory=dict)
+    plugins: Mapping[str, Plugin] = field(default_factory=dict)
     failures: list[PluginError] = field(default_factory=list)
     warnings: list[ManifestWarning] = field(default_factory=list)
+    standing_tools: list[BoundTool] = field(init=False, repr=False)
+    """Tools shown on every model call: effective visibility ``always`` or ``silent``."""
+    on_demand_tools: Mapping[str, list[BoundTool]] = field(init=False, repr=False)
+    """Each plugin's tools that are shown only once the plugin is loaded in a thread."""
+    _tools: Mapping[str, BoundTool] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        self._tools: dict[str, BoundTool] = {}
-        self.reindex()
-
-    def reindex(self) -> None:
-        """Rebuild the tool indexes after ``plugins`` changed."""
-        self._tools = {
-            t.name: BoundTool(t, plugin) for plugin in self.plugins.values() for t in plugin.tools
-        }
-        self.standing_tools: list[BoundTool] = [
-            b for b in self._tools.values() if b.visibility in ("always", "silent")
-        ]
-        """Tools shown on every model call: effective visibility ``always`` or ``silent``."""
-        self.on_demand_tools: dict[str, list[BoundTool]] = {}
-        """Each plugin's tools that are shown only once the plugin is loaded in a thread."""
-        for bound in self._tools.values():
+        # Private copies: nothing a caller does to what it passed in changes the registry.
+        object.__setattr__(self, "plugins", MappingProxyType(dict(self.plugins)))
+        object.__setattr__(self, "failures", list(self.failures))
+        object.__setattr__(self, "warnings", list(self.warnings))
+        tools = {t.name: BoundTool(t, p) for p in self.plugins.values() for t in p.tools}
+        on_demand: dict[str, list[BoundTool]] = {}
+        for bound in tools.values():
             if bound.visibility == "on-demand":
-                self.on_demand_tools.setdefault(bound.plugin.name, []).append(bound)
+                on_demand.setdefault(bound.plugin.name, []).append(bound)
+        object.__setattr__(self, "_tools", MappingProxyType(tools))
+        object.__setattr__(
+            self,
+            "standing_tools",
+            [b for b in tools.values() if b.visibility in ("always", "silent")],
+        )
+        object.__setattr__(self, "on_demand_tools", MappingProxyType(on_demand))
+
+    def without(self, names: Collection[str], failures: Sequence[PluginError] = ()) -> Registry:
+        """A copy without the plugins called ``names``, with ``failures`` appended.
+
+        Their warnings go with them; the order of the others is kept.
+        """
+        gone = set(names)
+        return Registry(
+            plugins={n: p for n, p in self.plugins.items() if n not in gone},
+            failures=[*self.failures, *failures],
+            warnings=[w for w in self.warnings if w.plugin not in gone],
+        )
 
     @property
     def tools(self) -> Mapping[str, BoundTool]:

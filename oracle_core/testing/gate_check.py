@@ -1,25 +1,30 @@
 """The half of the conformance check that runs the capability gate for real.
 
-One scripted conversation goes through a real oracle and a real model path (litellm over
-loopback HTTP): the model lists capabilities and calls every tool of the plugin before
-loading it, loads it, then calls its on-demand tools again. What the model was shown and
-what ran are checked at each step. Tool functions are replaced by stand-ins that record the
-call, so nothing a tool does (network, files) happens during a check.
+One scripted conversation goes through a real oracle: the model lists capabilities and
+calls every tool of the plugin before loading it, loads it, then calls its on-demand tools
+again. What the model was shown and what ran are checked at each step. Tool functions never
+run: a silent probe plugin, registered after the plugin under check, has the innermost
+middleware, which sees exactly the calls the gate let through (and every middleware of the
+plugin passed on), validates their arguments, records them and answers for the tool, so
+nothing a tool does (network, files) happens during a check.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import json
-from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
 from oracle_core.capabilities.meta_tools import LIST_CAPABILITIES, LOAD_CAPABILITY
-from oracle_core.errors import ManifestError, PluginConflictError
+from oracle_core.errors import ToolArgumentsError
+from oracle_core.hookspecs import hookimpl
+from oracle_core.manifest import PluginManifest
 from oracle_core.oracle import Oracle
 from oracle_core.plugins.registry import Plugin
 from oracle_core.run.events import Event, ModelCallStarted, RunFinished, ToolResultEvent
+from oracle_core.run.executor import decode_arguments, error_result
+from oracle_core.run.messages import ToolCall, ToolResult
+from oracle_core.run.middleware import Middleware, ToolHandler
 from oracle_core.testing.scripted import ScriptedModel, ToolCallSpec
 from oracle_core.tools import Tool
 
@@ -27,14 +32,50 @@ THREAD = "conformance"
 """The thread the scripted conversation runs on."""
 
 
-def _stand_in(tool: Tool, entered: list[str]) -> Tool:
-    """``tool`` with a function that records the call instead of running the real one."""
+PROBE_NAME = "oracle-conformance-probe"
+"""The manifest name of the probe plugin ``check_plugin`` registers last."""
 
-    def stand_in(**_: Any) -> dict[str, str]:
-        entered.append(tool.name)
-        return {"conformance": f"{tool.name} ran"}
 
-    return dataclasses.replace(tool, function=stand_in)
+class _Recorder(Middleware):
+    """Answers for the checked plugin's tools instead of running them, and records each call."""
+
+    def __init__(self) -> None:
+        self.tools: dict[str, Tool] = {}
+        self.entered: list[str] = []
+
+    async def wrap_tool_call(self, call: ToolCall, call_next: ToolHandler) -> ToolResult:
+        tool = self.tools.get(call.name)
+        if tool is None:
+            return await call_next(call)  # a meta-tool, or a dependency's tool
+        try:
+            tool.validate(decode_arguments(call))
+        except ToolArgumentsError as error:
+            return error_result(call, str(error), error)
+        self.entered.append(call.name)
+        return ToolResult(call.id, call.name, json.dumps({"conformance": f"{call.name} ran"}))
+
+
+class Probe:
+    """A silent plugin without tools whose middleware stands in for the checked plugin's tools.
+
+    Attributes:
+        recorder: its middleware; ``recorder.entered`` lists the tool calls that got through.
+    """
+
+    def __init__(self) -> None:
+        self.recorder = _Recorder()
+
+    @hookimpl
+    def oracle_manifest(self) -> PluginManifest:
+        """A silent manifest: the model never sees the probe."""
+        return PluginManifest(
+            name=PROBE_NAME, summary="Stands in for tools during check_plugin.", visibility="silent"
+        )
+
+    @hookimpl
+    def oracle_middleware(self) -> list[Middleware]:
+        """The recorder (innermost, since the probe is registered last)."""
+        return [self.recorder]
 
 
 def _arguments(plugin: Plugin, tool: Tool) -> dict[str, Any] | None:
@@ -84,39 +125,23 @@ class _Script:
 
 
 class GateCheck:
-    """Checks a plugin's assembly and its behaviour behind the capability gate.
+    """Checks a plugin's behaviour behind the capability gate.
+
+    Args:
+        probe: the probe plugin registered (last) in the oracle under check.
 
     Attributes:
         found: the problems found, each naming the tool or step at fault.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, probe: Probe) -> None:
         self.found: list[str] = []
-        self.entered: list[str] = []
-
-    def assembly(self, oracle: Oracle, names: Collection[str], explained: bool) -> None:
-        """Report the oracle's assembly failures.
-
-        Args:
-            oracle: the oracle built with the plugin.
-            names: the names the plugin may be known by (a failure before its manifest is
-                read carries its object's name).
-            explained: the static checks already found problems; failures they mirror
-                (manifest and name conflicts) are not repeated.
-        """
-        for failure in oracle.registry.failures:
-            own = failure.plugin in names
-            if own and explained and isinstance(failure, ManifestError | PluginConflictError):
-                continue
-            who = "" if own else f"dependency {failure.plugin!r}: "
-            self.found.append(f"{who}assembly: {failure}")
-        if not any(n in oracle.registry for n in names) and not self.found and not explained:
-            self.found.append("assembly: the plugin was left out of the oracle")
+        self.entered = probe.recorder.entered
+        self._tools = probe.recorder.tools
 
     async def converse(self, oracle: Oracle, model: ScriptedModel, plugin: Plugin) -> None:
         """Run the scripted conversation and check every step of it."""
-        plugin.tools = [_stand_in(t, self.entered) for t in plugin.tools]
-        oracle.registry.reindex()
+        self._tools.update({t.name: t for t in plugin.tools})
         script = _Script.for_plugin(plugin)
         script.queue(model, plugin.name)
 

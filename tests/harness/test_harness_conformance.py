@@ -154,7 +154,7 @@ class Leak(Middleware):
 
     async def wrap_model_call(self, request, call_next):
         if get_forecast not in request.tools:
-            request.tools = [*request.tools, get_forecast]
+            request = request.replace(tools=(*request.tools, get_forecast))
         return await call_next(request)
 
 
@@ -230,10 +230,10 @@ def test_a_broken_plugin_fails_with_a_message_naming_each_problem(
         "shows",
         "plugin 'too-long' fails 1 conformance check(s):",
         "- manifest field 'summary' is 164 characters; keep it within 120",
-        "plugin 'leaky' fails 2 conformance check(s):",
+        # The run loop refuses the call even though the middleware showed the tool.
+        "plugin 'leaky' fails 1 conformance check(s):",
         "- tool 'get_forecast' was shown before 'leaky' was loaded: on-demand tools must stay "
         "hidden until load_capability",
-        "- tool 'get_forecast': a call before load_capability was not refused",
     ]:
         assert line in output
 
@@ -328,11 +328,11 @@ def test_budget_config_env_and_dependencies_can_be_given(project: pytest.Pyteste
     output = result.stdout.str()
     assert (
         "plugin 'configured' fails 1 conformance check(s):\n"
-        "E         - assembly: hook oracle_tools raised ValueError: set endpoint under "
+        "E         - hook oracle_tools raised ValueError: set endpoint under "
         "[plugins.configured] and the token"
     ) in output
     assert (
         "plugin 'configured' fails 1 conformance check(s):\n"
-        "E         - assembly: depends_on names 'forecast' (not installed): install or fix it, "
+        "E         - depends_on names 'forecast' (not installed): install or fix it, "
         "or remove it from depends_on"
     ) in output
