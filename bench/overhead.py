@@ -29,10 +29,20 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from catalog import write_catalog
 
-from oracle_core import Oracle, Settings
-from oracle_core.models.litellm import import_litellm
+from oracle_core import ModelRequest, Oracle, Settings
+from oracle_core.environment import import_litellm
+from oracle_core.run.requests import RequestBuilder
 from oracle_core.store import SQLiteCheckpointer
 from oracle_core.testing.openai_server import FakeOpenAI, Reply
+
+
+def build(
+    requests: RequestBuilder, thread: str, messages: list[dict[str, Any]], loaded: list[str]
+) -> ModelRequest:
+    """The first step's request of a run on ``thread``."""
+    return requests.build(
+        thread_id=thread, run_id="r", step=1, model="bench", messages=messages, loaded=loaded
+    )
 
 
 def micro(fn: Callable[[], Any], repeat: int = 200) -> float:
@@ -72,12 +82,13 @@ async def measure(plugins: int, runs: int, server: FakeOpenAI, work: Path) -> di
     loaded = names[:1]  # one plugin loaded in the thread: 2 meta-tools + 4 tool schemas shown
     messages = [{"role": "user", "content": "What is the weather like in Lisbon today?"}]
 
-    oracle._visible.clear()
-    gate = micro(lambda: (oracle._visible.clear(), oracle.tools_for(loaded)))
-    request = oracle.build_request("t", "r", 1, messages, loaded)
+    # The gate's tool list, computed afresh each time (a new builder has an empty cache).
+    gate = micro(lambda: RequestBuilder(oracle.registry, "").tools_for(loaded))
+    requests = oracle.requests
+    request = build(requests, "t", messages, loaded)
     prompt = micro(lambda: request.openai_messages())
     schemas = micro(lambda: request.openai_tools())
-    split = micro(lambda: oracle.token_split(request))
+    split = micro(lambda: requests.token_split(request))
     store = oracle.checkpointer
     counter = iter(range(10**9))
 
@@ -99,7 +110,7 @@ async def measure(plugins: int, runs: int, server: FakeOpenAI, work: Path) -> di
     run_ms = await amicro(one_run, runs)
 
     litellm = import_litellm()
-    bare_request = oracle.build_request("bare", "r", 1, messages, loaded)
+    bare_request = build(requests, "bare", messages, loaded)
 
     async def bare() -> None:
         await litellm.acompletion(

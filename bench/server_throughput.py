@@ -49,7 +49,7 @@ def bare_server(api_base: str) -> None:
     import uvicorn
     from fastapi import FastAPI
 
-    from oracle_core.models.litellm import import_litellm
+    from oracle_core.environment import import_litellm
 
     litellm = import_litellm()
     app = FastAPI()

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from oracle_core.host import OracleHandle
 
 
 @dataclass(frozen=True)
@@ -19,8 +23,13 @@ class ToolContext:
         plugin: the name of the plugin that owns the tool.
         config: that plugin's configuration (``[plugins.<name>]`` in ``oracle.toml``).
         user_id: who the run acts for (``"default"`` on the CLI).
-        oracle: the :class:`~oracle_core.Oracle` running the call, for plugins that need
-            its store or settings; ``None`` when a tool is called outside an oracle.
+        oracle: the running oracle (an :class:`~oracle_core.OracleHandle`: settings,
+            registry, store, model, ``plugin_state``), for plugins that need its store or
+            settings; ``None`` when a tool is called outside an oracle.
+        cancellation: set when the call has been abandoned (it timed out, or the run was
+            cancelled). A sync tool that loops or waits should check :attr:`cancelled`
+            (or wait on this event) and return early: Python cannot stop a thread, so a
+            tool that ignores it keeps a worker of the oracle's sync-tool pool busy.
     """
 
     thread_id: str = "default"
@@ -28,4 +37,10 @@ class ToolContext:
     plugin: str = ""
     config: Mapping[str, Any] = field(default_factory=dict)
     user_id: str = "default"
-    oracle: Any = None
+    oracle: OracleHandle | None = None
+    cancellation: threading.Event = field(default_factory=threading.Event, compare=False)
+
+    @property
+    def cancelled(self) -> bool:
+        """Whether the call has been abandoned; stop working and return when it is."""
+        return self.cancellation.is_set()

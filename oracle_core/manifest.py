@@ -21,7 +21,7 @@ Visibility = Literal["always", "on-demand", "silent"]
 
 VISIBILITIES: tuple[Visibility, ...] = ("always", "on-demand", "silent")
 
-NAME_PATTERN = re.compile(r"^[a-z][a-z0-9_-]*$")
+NAME_PATTERN = re.compile(r"[a-z][a-z0-9_-]*")
 
 # Soft limits: exceeding them costs tokens or attention, so they warn instead of failing.
 SUMMARY_MAX = 120
@@ -71,7 +71,7 @@ class PluginManifest(BaseModel):
     @field_validator("name")
     @classmethod
     def _check_name(cls, value: str) -> str:
-        if not NAME_PATTERN.match(value):
+        if not NAME_PATTERN.fullmatch(value):
             suggestion = (
                 re.sub(r"[^a-z0-9_-]", "-", value.strip().lower()).strip("-_") or "my-plugin"
             )

@@ -1,34 +1,42 @@
-"""The :class:`Oracle`: the application object that owns its plugins, store and model."""
+"""The :class:`Oracle`: a thin facade that assembles plugins, starts them, and runs.
+
+Its lifecycle, like datasette's: build (import, register and validate the plugins into a
+:class:`~oracle_core.plugins.registry.Registry`), start (run every ``oracle_startup`` hook;
+only then is the oracle started), run (any number of runs, each over an immutable
+:class:`~oracle_core.run.deps.RunDeps`), close (``oracle_shutdown`` hooks, the store).
+"""
 
 from __future__ import annotations
 
 import asyncio
-import inspect
 import logging
 import weakref
 from collections.abc import AsyncIterator, Sequence
-from functools import cached_property
+from contextlib import aclosing
 from typing import Any
 
 import pluggy
 
-from oracle_core.capabilities.gate import CapabilityGate, visible_tools
-from oracle_core.capabilities.meta_tools import META_TOOLS
-from oracle_core.capabilities.prompt import DEFAULT_INSTRUCTIONS, system_prompt, tier1_block
-from oracle_core.errors import OracleError, PluginLoadError, StrictPluginError
+from oracle_core.capabilities.prompt import DEFAULT_INSTRUCTIONS, tier1_warning
+from oracle_core.errors import OracleClosedError, PluginLoadError, StrictPluginError
+from oracle_core.host import PluginHost, PluginStates
 from oracle_core.models.base import Model
-from oracle_core.models.litellm import LiteLLMModel
 from oracle_core.plugins.discovery import find_entry_points, select
+from oracle_core.plugins.lifecycle import Lifecycle
 from oracle_core.plugins.loader import Candidate, assemble, new_plugin_manager, source_for_object
 from oracle_core.plugins.registry import Registry
+from oracle_core.run.chain import MiddlewareChain
+from oracle_core.run.deps import RunDeps
 from oracle_core.run.events import Event
-from oracle_core.run.loop import Run, RunResult
-from oracle_core.run.messages import Message, ModelRequest
-from oracle_core.run.middleware import Middleware
+from oracle_core.run.executor import ToolExecutor
+from oracle_core.run.limits import RunLimits
+from oracle_core.run.locks import ThreadLocks
+from oracle_core.run.loop import Run
+from oracle_core.run.pool import SyncToolPool
+from oracle_core.run.requests import RequestBuilder
+from oracle_core.run.result import RunResult
 from oracle_core.settings import Settings
-from oracle_core.store import Checkpointer, SQLiteCheckpointer
-from oracle_core.tokens import count_json_tokens, count_tokens
-from oracle_core.tools import Tool
+from oracle_core.store.base import Checkpointer
 
 log = logging.getLogger("oracle_core")
 
@@ -38,7 +46,8 @@ class Oracle:
 
     Nothing is global: each oracle owns its plugin manager, registry, store and model, so
     tests and embedding applications can build as many as they like. Building one imports
-    and validates the plugins; the store opens and litellm is imported on first use.
+    and validates the plugins; the first run (or :meth:`start`) runs their startup hooks;
+    the store opens and litellm is imported on first use.
 
     Args:
         plugins: plugin modules or objects to register from code, before any entry point.
@@ -46,13 +55,15 @@ class Oracle:
             ``ORACLE_LOAD_PLUGINS`` and ``ORACLE_DISABLE_PLUGINS``).
         settings: operator settings; default :meth:`Settings.from_env`.
         path: folders to search for entry points instead of ``sys.path``.
-        model: a :class:`~oracle_core.models.base.Model`, or a litellm model string; default
+        model: a :class:`~oracle_core.Model`, or a litellm model string; default
             ``settings.model`` (``ORACLE_MODEL``), else the offline demo model.
         checkpointer: where thread state is saved; default SQLite at ``$ORACLE_HOME/oracle.db``.
         instructions: the opening of the system prompt.
         max_steps: model calls a run may make before it stops.
         tool_concurrency: tool calls of one model response that may run at once.
         tool_timeout: seconds a tool call may take unless the tool sets its own ``timeout``.
+        limits: every run limit at once (steps, concurrency, timeouts, result and text
+            caps, sync-tool workers); overrides the three above.
 
     Raises:
         StrictPluginError: when ``settings.strict`` is set and any plugin failed.
@@ -71,20 +82,23 @@ class Oracle:
         max_steps: int = 12,
         tool_concurrency: int = 4,
         tool_timeout: float = 60.0,
+        limits: RunLimits | None = None,
     ) -> None:
         self.settings = settings or Settings.from_env()
-        self._plugin_state: dict[str, dict[str, Any]] = {}
-        self.plugin_manager: pluggy.PluginManager = new_plugin_manager()
-        self.registry: Registry = self._assemble(plugins, entry_points, path)
         self.instructions = instructions
-        self.max_steps = max_steps
-        self.tool_concurrency = tool_concurrency
-        self.tool_timeout = tool_timeout
+        self.limits = limits or RunLimits(max_steps, tool_concurrency, tool_timeout)
+        self._pool = SyncToolPool(self.limits.sync_tool_workers)
+        self._states = PluginStates()
+        self.plugin_manager: pluggy.PluginManager = new_plugin_manager()
+        self._registry = self._assemble(plugins, entry_points, path)
+        self._requests: RequestBuilder | None = None
         self._model = model
         self._checkpointer = checkpointer
-        self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
-        self._visible: dict[tuple[str, ...], list[Tool]] = {}
-        self._started = False
+        self._locks = ThreadLocks()
+        self._deps: RunDeps | None = None
+        self._start_lock: asyncio.Lock | None = None
+        self._lifecycle: Lifecycle | None = None
+        self._runner: asyncio.Runner | None = None
         self._closed = False
 
     def _assemble(
@@ -109,30 +123,40 @@ class Oracle:
         registry = assemble(
             candidates,
             manager=self.plugin_manager,
-            config=settings.plugin_config,
-            trace=settings.trace_plugins,
+            host=PluginHost(settings, self._states),
             failures=early,
-            oracle=self,
         )
         if settings.strict and registry.failures:
             raise StrictPluginError(list(registry.failures))
         return registry
 
+    # -- what the oracle is made of ------------------------------------------------------------
+
+    @property
+    def registry(self) -> Registry:
+        """The assembled plugins; once started, only those whose startup succeeded."""
+        return self._registry
+
+    @property
+    def started(self) -> bool:
+        """Whether every startup hook has run (and the oracle is not closed)."""
+        return self._deps is not None
+
     def plugin_state(self, plugin: str) -> dict[str, Any]:
         """A dict a plugin may keep per-oracle state in (connections, caches), by plugin name.
 
-        Hooks receive the oracle, so a plugin opens its resources in ``oracle_tools`` or
-        ``oracle_startup``, keeps them here, and closes them in ``oracle_shutdown``; nothing
-        needs to live at module level, and two oracles in one process never share state.
+        Hooks receive a handle with the same method, so a plugin opens its resources in
+        ``oracle_tools`` or ``oracle_startup``, keeps them here, and closes them in
+        ``oracle_shutdown``; two oracles in one process never share state.
         """
-        return self._plugin_state.setdefault(plugin, {})
-
-    # -- parts made on first use ------------------------------------------------------------
+        return self._states(plugin)
 
     @property
     def checkpointer(self) -> Checkpointer:
         """The thread store (SQLite under ``ORACLE_HOME`` unless one was given)."""
         if self._checkpointer is None:
+            from oracle_core.store.sqlite import SQLiteCheckpointer
+
             self._checkpointer = SQLiteCheckpointer(self.settings.database_path)
         return self._checkpointer
 
@@ -142,6 +166,8 @@ class Oracle:
         if not isinstance(self._model, Model):
             name = self._model or self.settings.model
             if name:
+                from oracle_core.models.litellm import LiteLLMModel
+
                 self._model = LiteLLMModel(name, api_base=self.settings.api_base)
             else:
                 from oracle_core.models.demo import DemoModel
@@ -149,106 +175,39 @@ class Oracle:
                 self._model = DemoModel()
         return self._model
 
-    @cached_property
-    def middleware(self) -> list[Middleware]:
-        """The middleware chain: the capability gate first, then each plugin's, in order."""
-        return [CapabilityGate(self.registry), *self.registry.middleware()]
+    @property
+    def requests(self) -> RequestBuilder:
+        """Builds each step's model request (system prompt, the gate's tools, token split)."""
+        if self._requests is None or self._requests.registry is not self._registry:
+            self._requests = RequestBuilder(self._registry, self.instructions)
+        return self._requests
 
-    @cached_property
+    @property
     def tier1_block(self) -> str:
         """The Tier-1 block advertising ``always`` plugins ("" when there are none)."""
-        return tier1_block(self.registry)
+        return self.requests.tier1_block
 
-    @cached_property
+    @property
     def system_prompt(self) -> str:
         """The system prompt every model call gets."""
-        return system_prompt(self.instructions, self.tier1_block)
-
-    def tier1_costs(self) -> list[tuple[str, int]]:
-        """Tokens each ``always`` plugin adds to the Tier-1 block, most expensive first."""
-        from oracle_core.capabilities.prompt import tier1_entry
-
-        costs = [
-            (p.name, count_tokens(tier1_entry(p)))
-            for p in self.registry
-            if p.visibility == "always"
-        ]
-        return sorted(costs, key=lambda c: -c[1])
+        return self.requests.system_prompt
 
     def tier1_warning(self) -> str | None:
         """A warning when the Tier-1 block costs more than ``settings.tier1_budget`` tokens."""
-        if not self.tier1_block:
-            return None
-        cost = count_tokens(self.tier1_block)
-        if cost <= self.settings.tier1_budget:
-            return None
-        worst = ", ".join(f"{name} ({n} tokens)" for name, n in self.tier1_costs()[:3])
-        return (
-            f"the Tier-1 block costs {cost} tokens, over the budget of {self.settings.tier1_budget} "
-            f"(ORACLE_TIER1_BUDGET); the most expensive always plugins: {worst}. Shorten their "
-            "manifests or make some on-demand."
-        )
-
-    # -- what one model call is shown -----------------------------------------------------------
-
-    def tools_for(self, loaded: Sequence[str]) -> list[Tool]:
-        """The tools the model sees in a thread with ``loaded`` plugins: meta-tools first."""
-        key = tuple(loaded)
-        tools = self._visible.get(key)
-        if tools is None:
-            tools = [*META_TOOLS, *(b.tool for b in visible_tools(self.registry, key))]
-            if len(self._visible) > 1024:
-                self._visible.clear()
-            self._visible[key] = tools
-        return tools
-
-    def build_request(
-        self,
-        thread_id: str,
-        run_id: str,
-        step: int,
-        messages: list[Message],
-        loaded: Sequence[str],
-        user_id: str = "default",
-    ) -> ModelRequest:
-        """The model request for one step, with the gate's tool list."""
-        return ModelRequest(
-            thread_id=thread_id,
-            run_id=run_id,
-            step=step,
-            model=self.model.name,
-            system_prompt=self.system_prompt,
-            messages=list(messages),
-            tools=self.tools_for(loaded),
-            user_id=user_id,
-        )
-
-    def token_split(self, request: ModelRequest) -> dict[str, int]:
-        """The prompt of ``request`` in tokens: Tier-1 block, meta-tools, tool schemas, messages."""
-        tier1 = self._tier1_tokens
-        meta = sum(_schema_tokens(t) for t in request.tools if t in META_TOOLS)
-        schemas = sum(_schema_tokens(t) for t in request.tools if t not in META_TOOLS)
-        messages = self._instructions_tokens + sum(_message_tokens(m) for m in request.messages)
-        return {
-            "tier1": tier1,
-            "meta_tools": meta,
-            "tool_schemas": schemas,
-            "messages": messages,
-            "total": tier1 + meta + schemas + messages,
-        }
-
-    @cached_property
-    def _instructions_tokens(self) -> int:
-        return count_tokens(self.instructions)
-
-    @cached_property
-    def _tier1_tokens(self) -> int:
-        return count_tokens(self.tier1_block) if self.tier1_block else 0
+        return tier1_warning(self._registry, self.settings.tier1_budget)
 
     async def prompt_report(self, thread_id: str) -> dict[str, Any]:
         """What the next model call of ``thread_id`` would get, with token counts per part."""
         state = await self.checkpointer.load(thread_id)
-        request = self.build_request(thread_id, "next", 1, state.messages, state.loaded_plugins)
+        requests = self.requests
+        request = requests.build(
+            thread_id=thread_id,
+            run_id="next",
+            step=1,
+            model=self.model.name,
+            messages=state.messages,
+            loaded=state.loaded_plugins,
+        )
         return {
             "thread_id": thread_id,
             "model": self.model.name,
@@ -257,93 +216,79 @@ class Oracle:
             "system_prompt": request.system_prompt,
             "tools": request.openai_tools(),
             "tokens": {
-                **self.token_split(request),
-                "per_tool": {t.name: _schema_tokens(t) for t in request.tools},
+                **requests.token_split(request),
+                "per_tool": {t.name: requests.schema_tokens(t) for t in request.tools},
             },
             "warnings": [w for w in [self.tier1_warning()] if w],
         }
 
-    # -- runs ------------------------------------------------------------------------------------
+    # -- lifecycle -------------------------------------------------------------------------------
 
-    def thread_busy(self, thread_id: str) -> bool:
-        """Whether a run is in progress on ``thread_id`` in this process."""
-        lock = self._locks.get(thread_id)
-        return lock is not None and lock.locked()
+    async def run_deps(self) -> RunDeps:
+        """What runs of this oracle use (model, store, executor, middleware, limits).
 
-    def thread_lock(self, thread_id: str) -> asyncio.Lock:
-        """The lock that serializes runs on one thread within this process."""
-        lock = self._locks.get(thread_id)
-        if lock is None:
-            lock = self._locks[thread_id] = asyncio.Lock()
-        return lock
-
-    def stream(
-        self, thread_id: str, message: str, *, user_id: str = "default", text_deltas: bool = True
-    ) -> AsyncIterator[Event]:
-        """Run one user message on ``thread_id``, yielding events as they happen.
-
-        Runs on one thread are serialized; the last event is always
-        :class:`~oracle_core.run.events.RunFinished`. Closing the iterator early (``aclose()``)
-        cancels the run and saves it as ``cancelled``.
+        Starts the oracle first if needed. For embedding applications and tests that drive
+        the run loop's parts directly.
         """
-        return Run(self, thread_id, message, user_id=user_id, stream=text_deltas).events()
-
-    async def run(self, thread_id: str, message: str, *, user_id: str = "default") -> RunResult:
-        """Run one user message on ``thread_id`` to its answer and return the whole run."""
-        stream = self.stream(thread_id, message, user_id=user_id, text_deltas=False)
-        return RunResult.from_events(thread_id, [event async for event in stream])
-
-    def run_sync(self, thread_id: str, message: str, *, user_id: str = "default") -> RunResult:
-        """:meth:`run` for scripts: runs the event loop, then closes the oracle."""
-
-        async def main() -> RunResult:
-            try:
-                return await self.run(thread_id, message, user_id=user_id)
-            finally:
-                await self.close()
-
-        return asyncio.run(main())
+        return await self._running()
 
     async def start(self) -> None:
-        """Run every plugin's ``oracle_startup`` hook, once.
+        """Run every plugin's ``oracle_startup`` hook, once; then the oracle is started.
 
         Raises:
-            OracleError: when the oracle was closed.
+            OracleClosedError: when the oracle was closed.
         """
+        await self._running()
+
+    async def _running(self) -> RunDeps:
         if self._closed:
-            raise OracleError("this oracle is closed: build a new Oracle to run again")
-        if self._started:
-            return
-        self._started = True
-        if self.tier1_block and (warning := self.tier1_warning()):
+            raise OracleClosedError("this oracle is closed: build a new Oracle to run again")
+        if self._deps is not None:
+            return self._deps
+        if self._start_lock is None:
+            self._start_lock = asyncio.Lock()
+        async with self._start_lock:
+            if self._deps is None:
+                await self._startup()
+                self._deps = self._build_deps()
+        return self._deps
+
+    async def _startup(self) -> None:
+        if warning := self.tier1_warning():
             log.warning("%s", warning)
-        await self._lifecycle("oracle_startup")
+        settings = self.settings
+        self._lifecycle = Lifecycle(
+            self.plugin_manager, self._registry, timeout=settings.hook_timeout, strict=settings.strict
+        )
+        # Plugins whose startup failed are gone from here on: tools, routes, middleware.
+        self._registry = await self._lifecycle.start(self)
+        await self.checkpointer.mark_interrupted()
+
+    def _build_deps(self) -> RunDeps:
+        registry = self._registry
+        return RunDeps(
+            model=self.model,
+            store=self.checkpointer,
+            requests=self.requests,
+            executor=ToolExecutor(registry, self.limits, self, self._pool),
+            middleware=MiddlewareChain(registry.middleware()),
+            limits=self.limits,
+            locks=self._locks,
+        )
 
     async def close(self) -> None:
         """Run every plugin's ``oracle_shutdown`` hook and close the store, once."""
         if self._closed:
             return
         self._closed = True
-        self._started = False
+        lifecycle, self._lifecycle, self._deps = self._lifecycle, None, None
         try:
-            await self._lifecycle("oracle_shutdown")
+            if lifecycle is not None:
+                await lifecycle.stop(self)
         finally:
+            self._pool.close()
             if self._checkpointer is not None:
                 await self._checkpointer.close()
-
-    async def _lifecycle(self, hook: str) -> None:
-        names = {id(p.obj): p.name for p in self.registry}
-        # pluggy lists implementations last-registered first; run them in registration order.
-        for impl in reversed(getattr(self.plugin_manager.hook, hook).get_hookimpls()):
-            kwargs = {"oracle": self}
-            try:
-                result = impl.function(*[kwargs[a] for a in impl.argnames])
-                if inspect.isawaitable(result):
-                    await result
-            except Exception as error:
-                raise OracleError(
-                    f"{hook} of plugin {names.get(id(impl.plugin), impl.plugin_name)!r} raised {type(error).__name__}: {error}"
-                ) from error
 
     async def __aenter__(self) -> Oracle:
         await self.start()
@@ -352,18 +297,59 @@ class Oracle:
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
 
+    def __enter__(self) -> Oracle:
+        return self
 
-def _schema_tokens(tool: Tool) -> int:
-    cached: int | None = tool.__dict__.get("_tokens")
-    if cached is None:
-        cached = count_json_tokens(tool.openai_schema())
-        object.__setattr__(tool, "_tokens", cached)
-    return cached
+    def __exit__(self, *exc: object) -> None:
+        self.close_sync()
 
+    # -- runs ------------------------------------------------------------------------------------
 
-def _message_tokens(message: Message) -> int:
-    cached = message.get("_tokens")
-    if not isinstance(cached, int):
-        public = {k: v for k, v in message.items() if not k.startswith("_")}
-        cached = message["_tokens"] = count_json_tokens(public)
-    return cached
+    def thread_busy(self, thread_id: str) -> bool:
+        """Whether a run is in progress on ``thread_id`` in this process."""
+        return self._locks.busy(thread_id)
+
+    async def stream(
+        self, thread_id: str, message: str, *, user_id: str = "default", text_deltas: bool = True
+    ) -> AsyncIterator[Event]:
+        """Run one user message on ``thread_id``, yielding events as they happen.
+
+        Starts the oracle first if needed. Runs on one thread are serialized; the last
+        event is always :class:`~oracle_core.RunFinished`. Closing the iterator early
+        (``aclose()``) cancels the run and saves it as ``cancelled``.
+        """
+        deps = await self._running()
+        run = Run(deps, thread_id, message, user_id=user_id, stream=text_deltas)
+        async with aclosing(run.events()) as events:
+            async for event in events:
+                yield event
+
+    async def run(self, thread_id: str, message: str, *, user_id: str = "default") -> RunResult:
+        """Run one user message on ``thread_id`` to its answer and return the whole run."""
+        stream = self.stream(thread_id, message, user_id=user_id, text_deltas=False)
+        return RunResult.from_events(thread_id, [event async for event in stream])
+
+    def run_sync(self, thread_id: str, message: str, *, user_id: str = "default") -> RunResult:
+        """:meth:`run` for scripts, on an event loop the oracle keeps between calls.
+
+        Call it as often as you like; close the oracle with :meth:`close_sync` (or use it
+        as ``with Oracle(...) as oracle:``) to run the shutdown hooks and close the store.
+        """
+        return self._loop().run(self.run(thread_id, message, user_id=user_id))
+
+    def close_sync(self) -> None:
+        """:meth:`close` for scripts that used :meth:`run_sync`."""
+        runner, self._runner = self._runner, None
+        if runner is None:
+            asyncio.run(self.close())
+            return
+        try:
+            runner.run(self.close())
+        finally:
+            runner.close()
+
+    def _loop(self) -> asyncio.Runner:
+        if self._runner is None:
+            self._runner = asyncio.Runner()
+            weakref.finalize(self, self._runner.close)
+        return self._runner

@@ -169,7 +169,7 @@ def plugin_files(name: str, visibility: str = "on-demand") -> dict[str, str]:
     Raises:
         ValueError: when ``name`` is not a valid plugin name.
     """
-    if not NAME_PATTERN.match(name):
+    if not NAME_PATTERN.fullmatch(name):
         raise ValueError(
             f"{name!r} is not a valid plugin name: use lowercase letters, digits, '-' and '_', "
             "starting with a letter (for example 'my-plugin')"

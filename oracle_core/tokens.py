@@ -1,38 +1,24 @@
 """Counting tokens offline with tiktoken (``o200k_base``), without importing litellm.
 
-litellm ships tiktoken's encoding files; pointing ``TIKTOKEN_CACHE_DIR`` at them means no
-download is ever attempted.
+litellm ships tiktoken's encoding files; :func:`~oracle_core.environment.prepare_tokenizer`
+points ``TIKTOKEN_CACHE_DIR`` at them, so no download is ever attempted.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import os
-from functools import cache
-from pathlib import Path
 from typing import Any
+
+from oracle_core.environment import prepare_tokenizer
 
 ENCODING = "o200k_base"
 
 
-def _litellm_tokenizers_dir() -> Path | None:
-    spec = importlib.util.find_spec("litellm")
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    folder = Path(next(iter(spec.submodule_search_locations))) / "litellm_core_utils" / "tokenizers"
-    return folder if folder.is_dir() else None
-
-
-@cache
 def _encoding() -> Any:
-    if "TIKTOKEN_CACHE_DIR" not in os.environ:
-        folder = _litellm_tokenizers_dir()
-        if folder is not None:
-            os.environ["TIKTOKEN_CACHE_DIR"] = str(folder)
+    prepare_tokenizer()
     import tiktoken
 
-    return tiktoken.get_encoding(ENCODING)
+    return tiktoken.get_encoding(ENCODING)  # tiktoken keeps one loaded copy per process
 
 
 def count_tokens(text: str) -> int:

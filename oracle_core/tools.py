@@ -18,7 +18,8 @@ from oracle_core.context import ToolContext
 from oracle_core.errors import ToolArgumentsError, ToolDefinitionError
 from oracle_core.manifest import VISIBILITIES, Visibility
 
-TOOL_NAME_PATTERN = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_-]{0,63}$")
+TOOL_NAME_PATTERN = re.compile(r"[a-zA-Z0-9_-]{1,64}")
+"""Tool names as providers accept them (OpenAI, Anthropic); always matched whole."""
 _SECTION = re.compile(r"^(Args|Arguments|Parameters|Returns|Raises|Yields|Examples?|Notes?):\s*$")
 
 
@@ -81,14 +82,29 @@ class Tool:
             ) from None
         return {name: getattr(model, name) for name in type(model).model_fields}
 
-    async def call(self, arguments: Mapping[str, Any], context: ToolContext | None = None) -> Any:
-        """Validate ``arguments`` and run the tool; sync functions run in a worker thread."""
+    def bind(
+        self, arguments: Mapping[str, Any], context: ToolContext | None = None
+    ) -> functools.partial[Any]:
+        """The function with validated ``arguments`` (and the context, if it asks) applied.
+
+        Raises:
+            ToolArgumentsError: when the arguments do not fit the schema.
+        """
         kwargs = self.validate(arguments)
         if self.context_parameter is not None:
             kwargs[self.context_parameter] = context or ToolContext()
+        return functools.partial(self.function, **kwargs)
+
+    async def call(self, arguments: Mapping[str, Any], context: ToolContext | None = None) -> Any:
+        """Validate ``arguments`` and run the tool; sync functions run in a worker thread.
+
+        The run loop does not use this: its tool executor runs sync tools on the oracle's
+        own bounded pool, with timeouts. This is for calling a tool directly.
+        """
+        bound = self.bind(arguments, context)
         if self.is_async:
-            return await cast(Callable[..., Awaitable[Any]], self.function)(**kwargs)
-        return await asyncio.to_thread(functools.partial(self.function, **kwargs))
+            return await cast(Callable[..., Awaitable[Any]], bound)()
+        return await asyncio.to_thread(bound)
 
 
 @overload
@@ -151,9 +167,10 @@ def _build_tool(
     where = (
         f"tool {tool_name!r} ({getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', '?')})"
     )
-    if not TOOL_NAME_PATTERN.match(tool_name):
+    if not TOOL_NAME_PATTERN.fullmatch(tool_name):
         raise ToolDefinitionError(
-            f"{where}: name must match {TOOL_NAME_PATTERN.pattern} (OpenAI's rule): pass @tool(name=...)"
+            f"{where}: name must be 1 to 64 letters, digits, '_' or '-' (the providers' rule): "
+            "pass @tool(name=...)"
         )
     if visibility is not None and visibility not in VISIBILITIES:
         raise ToolDefinitionError(

@@ -286,7 +286,7 @@ class Recorder(Middleware):
         self.log.append(f"{self.label}.after_tool:{call.name}:{outcome}")
 
 
-async def test_middleware_runs_in_plugin_order_after_the_gate(
+async def test_middleware_runs_in_plugin_order(
     make_oracle: MakeOracle, fake_openai: FakeOpenAI
 ) -> None:
     log: list[str] = []
@@ -297,7 +297,6 @@ async def test_middleware_runs_in_plugin_order_after_the_gate(
 
     await oracle.run("t", "1+1")
 
-    assert oracle.middleware[0].plugin == "oracle-core"
     assert log[:9] == [
         "a1.before", "a2.before", "b.before",
         "a1.wrap>", "a2.wrap>", "b.wrap>", "b.wrap<", "a2.wrap<", "a1.wrap<",
@@ -348,8 +347,8 @@ async def test_a_middleware_can_change_the_request(
 ) -> None:
     class Polite(Middleware):
         async def wrap_model_call(self, request: ModelRequest, call_next: Any) -> ModelResponse:
-            request.system_prompt += "\nAlways be polite."
-            response: ModelResponse = await call_next(request)
+            polite = request.system_prompt + "\nAlways be polite."
+            response: ModelResponse = await call_next(request.replace(system_prompt=polite))
             return response
 
     oracle = make_oracle(ToolsPlugin(middleware=[Polite()]))

@@ -5,17 +5,20 @@ model is shown the meta-tools, every tool whose effective visibility is ``always
 ``silent``, and the tools of the on-demand plugins loaded in the thread. A call runs only if
 its tool was shown in the request that produced it; anything else gets an error telling the
 model which capability to load, and names no other hidden tool.
+
+The run loop applies the rule itself (:func:`offered`, :func:`refused`), before any plugin
+middleware sees a call and again for every call a middleware replaced.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from oracle_core.capabilities.meta_tools import LOAD_CAPABILITY
 from oracle_core.plugins.registry import BoundTool, Registry
 from oracle_core.run.messages import ToolCall, ToolResult
-from oracle_core.run.middleware import Middleware, ToolHandler
+from oracle_core.tools import Tool
 
 
 def visible_tools(registry: Registry, loaded: Sequence[str]) -> list[BoundTool]:
@@ -32,45 +35,46 @@ def visible_tools(registry: Registry, loaded: Sequence[str]) -> list[BoundTool]:
 
 
 def refusal(registry: Registry, name: str, loaded: Sequence[str]) -> str:
-    """The message a refused call gets: what to load, without naming any other hidden tool."""
+    """The message a refused call gets: what to load, without naming any other hidden tool.
+
+    Only a plugin the model could load itself is ever named: a tool of a silent plugin, or
+    one that loading cannot show, gets the same answer as a tool that does not exist.
+    """
+    shown = repr(name if len(name) <= 64 else f"{name[:64]}...")
     bound = registry.tools.get(name)
-    if bound is None:
+    plugin = bound.plugin if bound is not None else None
+    if plugin is None or plugin.visibility != "on-demand":
         return (
-            f"Tool {name!r} does not exist. Call list_capabilities() to see the capabilities "
+            f"Tool {shown} does not exist. Call list_capabilities() to see the capabilities "
             f"you can load, then {LOAD_CAPABILITY} to get their tools."
         )
-    plugin = bound.plugin.name
-    if plugin in loaded:
+    if plugin.name in loaded:
         return (
-            f"Tool {name!r} was not available when you called it. Its capability {plugin!r} "
-            "is loaded now, so call the tool again."
+            f"Tool {shown} was not available when you called it. Its capability "
+            f"{plugin.name!r} is loaded now, so call the tool again."
         )
-    load = json.dumps({"names": [plugin]})
+    load = json.dumps({"names": [plugin.name]})
     return (
-        f"Tool {name!r} is not available yet: call {LOAD_CAPABILITY}({load}) first, "
+        f"Tool {shown} is not available yet: call {LOAD_CAPABILITY}({load}) first, "
         "then call the tool again."
     )
 
 
-class CapabilityGate(Middleware):
-    """The always-on first middleware: refuses any call to a tool that was not shown.
+def offered(gate_tools: Iterable[Tool], sent: Iterable[Tool]) -> frozenset[str]:
+    """The tool names a call may run: chosen by the gate *and* actually sent to the provider.
 
-    It cannot be removed or reordered; plugin middleware runs inside it, so nothing a plugin
-    does can smuggle a hidden call past it.
+    A tool a middleware added to the request was sent but not chosen; one it removed was
+    chosen but not sent. Neither may run.
     """
+    return frozenset(t.name for t in gate_tools) & frozenset(t.name for t in sent)
 
-    plugin = "oracle-core"
 
-    def __init__(self, registry: Registry) -> None:
-        self.registry = registry
-
-    async def wrap_tool_call(self, call: ToolCall, call_next: ToolHandler) -> ToolResult:
-        if call.name not in call.offered:
-            return ToolResult(
-                call.id,
-                call.name,
-                json.dumps({"error": refusal(self.registry, call.name, call.loaded)}),
-                is_error=True,
-                refused=True,
-            )
-        return await call_next(call)
+def refused(registry: Registry, call: ToolCall, loaded: Sequence[str]) -> ToolResult:
+    """The result of a call the gate does not let run."""
+    return ToolResult(
+        call.id,
+        call.name,
+        json.dumps({"error": refusal(registry, call.name, loaded)}),
+        is_error=True,
+        refused=True,
+    )

@@ -18,7 +18,7 @@ from oracle_core.tools import Tool
 LIST_CAPABILITIES = "list_capabilities"
 LOAD_CAPABILITY = "load_capability"
 
-META_TOOL_SCHEMAS: list[dict[str, Any]] = [
+META_TOOL_SCHEMAS: tuple[dict[str, Any], ...] = (
     {
         "type": "function",
         "function": {
@@ -39,7 +39,7 @@ META_TOOL_SCHEMAS: list[dict[str, Any]] = [
             },
         },
     },
-]
+)
 """The meta-tools as OpenAI function definitions, sent first on every model call."""
 
 
@@ -47,7 +47,7 @@ def _run_by_core(**_: Any) -> Any:
     raise RuntimeError("meta-tools are run by the oracle's runtime, not called directly")
 
 
-META_TOOLS: list[Tool] = [
+META_TOOLS: tuple[Tool, ...] = tuple(
     Tool(
         name=s["function"]["name"],
         description=s["function"]["description"],
@@ -55,7 +55,7 @@ META_TOOLS: list[Tool] = [
         function=_run_by_core,
     )
     for s in META_TOOL_SCHEMAS
-]
+)
 """The meta-tools as :class:`~oracle_core.Tool` objects, in the order they are shown."""
 
 

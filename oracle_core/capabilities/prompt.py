@@ -6,6 +6,7 @@ import json
 from collections.abc import Iterable
 
 from oracle_core.plugins.registry import Plugin
+from oracle_core.tokens import count_tokens
 
 DEFAULT_INSTRUCTIONS = (
     "You are a helpful assistant. Use the tools you are given when they help; "
@@ -50,3 +51,26 @@ def tier1_block(plugins: Iterable[Plugin]) -> str:
 def system_prompt(instructions: str, block: str) -> str:
     """The system prompt: the oracle's instructions, then the Tier-1 block if there is one."""
     return f"{instructions}\n\n{block}" if block else instructions
+
+
+def tier1_costs(plugins: Iterable[Plugin]) -> list[tuple[str, int]]:
+    """Tokens each ``always`` plugin adds to the Tier-1 block, most expensive first."""
+    costs = [(p.name, count_tokens(tier1_entry(p))) for p in plugins if p.visibility == "always"]
+    return sorted(costs, key=lambda c: -c[1])
+
+
+def tier1_warning(plugins: Iterable[Plugin], budget: int) -> str | None:
+    """A warning when the Tier-1 block of ``plugins`` costs more than ``budget`` tokens."""
+    plugins = list(plugins)
+    block = tier1_block(plugins)
+    if not block:
+        return None
+    cost = count_tokens(block)
+    if cost <= budget:
+        return None
+    worst = ", ".join(f"{name} ({n} tokens)" for name, n in tier1_costs(plugins)[:3])
+    return (
+        f"the Tier-1 block costs {cost} tokens, over the budget of {budget} "
+        f"(ORACLE_TIER1_BUDGET); the most expensive always plugins: {worst}. Shorten their "
+        "manifests or make some on-demand."
+    )

@@ -12,12 +12,10 @@ from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator
 from typing import Any
 
-from oracle_core.errors import OracleError
+from oracle_core.errors import ModelError
 from oracle_core.run.messages import Message, ModelRequest, ModelResponse
 
-
-class ModelError(OracleError):
-    """A model call failed for good (after retries, or not retryable)."""
+__all__ = ["Model", "ModelError", "assistant_message", "tool_call"]
 
 
 class Model(ABC):

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from oracle_core.capabilities.meta_tools import LIST_CAPABILITIES, LOAD_CAPABILITY
@@ -70,7 +71,7 @@ def _overlap(query: set[str], *texts: Any) -> int:
     return len(query & words(" ".join(str(t) for t in texts)))
 
 
-def _turn(messages: list[Message]) -> tuple[str, list[Message]]:
+def _turn(messages: Sequence[Mapping[str, Any]]) -> tuple[str, Sequence[Mapping[str, Any]]]:
     """The last user message and what came after it."""
     for index in range(len(messages) - 1, -1, -1):
         if messages[index].get("role") == "user":
@@ -96,7 +97,7 @@ class DemoModel(Model):
         self._calls += 1
         return assistant_message(None, [tool_call(name, arguments, f"call_demo_{self._calls}")])
 
-    def _next(self, user: str, turn: list[Message], shown: set[str]) -> Message:
+    def _next(self, user: str, turn: Sequence[Mapping[str, Any]], shown: set[str]) -> Message:
         calls = [c["function"]["name"] for m in turn for c in m.get("tool_calls") or []]
         results = [str(m.get("content") or "") for m in turn if m.get("role") == "tool"]
         if not calls:

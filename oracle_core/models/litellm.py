@@ -6,22 +6,12 @@ a model never pay for its import.
 
 from __future__ import annotations
 
-import os
 from collections.abc import AsyncIterator
 from typing import Any
 
+from oracle_core.environment import import_litellm
 from oracle_core.models.base import Model, ModelError, assistant_message
 from oracle_core.run.messages import ModelRequest, ModelResponse, Usage
-
-
-def import_litellm() -> Any:
-    """Import litellm with its price map read from the package, never downloaded."""
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    import litellm
-
-    litellm.telemetry = False
-    litellm.suppress_debug_info = True
-    return litellm
 
 
 def _usage(raw: Any) -> Usage:

@@ -9,23 +9,16 @@ tool calls or the step limit is reached. State is saved after every step.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
-from functools import partial
-from typing import TYPE_CHECKING, Any
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+from typing import Any
 
-from oracle_core.capabilities.meta_tools import (
-    LIST_CAPABILITIES,
-    LOAD_CAPABILITY,
-    list_capabilities,
-    load_capability,
-)
-from oracle_core.context import ToolContext
-from oracle_core.errors import OracleError, ToolArgumentsError, ToolError
+from oracle_core.capabilities.gate import offered as offered_names
+from oracle_core.capabilities.gate import refused
+from oracle_core.errors import OracleError, RunLimitError
+from oracle_core.run.deps import RunDeps
 from oracle_core.run.events import (
     CapabilityLoaded,
     Event,
@@ -37,173 +30,55 @@ from oracle_core.run.events import (
     ToolResultEvent,
     UsageEvent,
 )
-from oracle_core.run.messages import (
-    Message,
-    ModelRequest,
-    ModelResponse,
-    ToolCall,
-    ToolResult,
-    Usage,
-)
-from oracle_core.run.middleware import Middleware
+from oracle_core.run.executor import cap, error_result
+from oracle_core.run.messages import Message, ModelRequest, ModelResponse, ToolCall, ToolResult
+from oracle_core.run.requests import count_message_tokens
 from oracle_core.store.state import RunRecord
 
-if TYPE_CHECKING:
-    from oracle_core.oracle import Oracle
-
-log = logging.getLogger("oracle_core.run.loop")
+log = logging.getLogger("oracle_core.run")
 
 
-class MiddlewareError(OracleError):
-    """A plugin's middleware raised; the message names the plugin."""
-
-    def __init__(self, middleware: Middleware, method: str, error: BaseException) -> None:
-        super().__init__(
-            f"middleware {type(middleware).__name__} of plugin {middleware.plugin!r} raised in "
-            f"{method}: {type(error).__name__}: {error}"
-        )
-        self.plugin = middleware.plugin
-
-
-@dataclass
-class RunResult:
-    """What a finished run produced.
-
-    Attributes:
-        run_id: the run's id.
-        thread_id: its thread.
-        status: ``completed``, ``failed`` or ``cancelled``.
-        answer: the final answer text (empty unless completed).
-        usage: provider-reported tokens over the run.
-        error: why it failed, when it did.
-        events: every event, in order (model calls, tool calls and results, loads, usage).
-    """
-
-    run_id: str
-    thread_id: str
-    status: str
-    answer: str
-    usage: Usage
-    error: str | None = None
-    events: list[Event] = field(default_factory=list)
-
-    @classmethod
-    def from_events(cls, thread_id: str, events: list[Event]) -> RunResult:
-        """The result of a run from its complete list of events (ending with ``done``).
-
-        Raises:
-            ValueError: when ``events`` does not end with a :class:`RunFinished` event.
-        """
-        done = events[-1] if events else None
-        if not isinstance(done, RunFinished):
-            raise ValueError("the run has not finished: its events do not end with `done`")
-        return cls(
-            done.run_id, thread_id, done.status, done.answer, done.usage, done.error, list(events)
-        )
-
-    @property
-    def tool_calls(self) -> list[ToolCallEvent]:
-        """The tool calls the model made, in order."""
-        return [e for e in self.events if isinstance(e, ToolCallEvent)]
-
-    @property
-    def loaded(self) -> list[str]:
-        """Plugins this run loaded into the thread."""
-        return [n for e in self.events if isinstance(e, CapabilityLoaded) for n in e.names]
-
-    def to_json(self) -> dict[str, Any]:
-        """The whole run as JSON-ready data."""
-        return {
-            "run_id": self.run_id,
-            "thread_id": self.thread_id,
-            "status": self.status,
-            "answer": self.answer,
-            "usage": self.usage.as_dict(),
-            "error": self.error,
-            "loaded": self.loaded,
-            "events": [e.to_json() for e in self.events],
-        }
-
-
-def _content(value: Any) -> str:
-    if isinstance(value, str):
-        return value
-    return json.dumps(value, ensure_ascii=False, default=str)
-
-
-def _error(call: ToolCall, message: str) -> ToolResult:
-    return ToolResult(
-        call.id, call.name, json.dumps({"error": message}, ensure_ascii=False), is_error=True
-    )
-
-
-_INNER = "_oracle_raised_further_in"
-
-
-def _mark_inner(error: BaseException) -> None:
-    """Mark ``error`` as raised further in, so an outer middleware is not blamed for it."""
-    with contextlib.suppress(AttributeError):  # a type that forbids attributes: best effort
-        setattr(error, _INNER, True)
-
-
-async def _guard(middleware: Middleware, method: str, call: Awaitable[Any]) -> Any:
-    """Await a middleware method; an error it raised itself is blamed on its plugin.
-
-    Errors that came out of ``call_next`` (the model, the tool, inner middleware) pass
-    through unchanged, so a middleware may catch them as they are (e.g. retry a
-    ``ModelError``) and no layer is blamed for another's failure.
-    """
-    try:
-        return await call
-    except MiddlewareError:
-        raise
-    except Exception as error:
-        if getattr(error, _INNER, False):
-            raise
-        raise MiddlewareError(middleware, method, error) from error
-
-
-def _chain(
-    middleware: list[Middleware], method: str, inner: Callable[[Any], Awaitable[Any]]
-) -> Callable[[Any], Awaitable[Any]]:
-    """Nest ``inner`` in each middleware's ``method``; the first middleware is outermost."""
-    handler: Callable[[Any], Awaitable[Any]] = inner
-    for item in reversed(middleware):
-
-        async def call_next(value: Any, handler: Callable[[Any], Awaitable[Any]] = handler) -> Any:
-            try:
-                return await handler(value)
-            except Exception as error:
-                _mark_inner(error)
-                raise
-
-        def layer(
-            value: Any, item: Middleware = item, call_next: Any = call_next
-        ) -> Awaitable[Any]:
-            return _guard(item, method, getattr(item, method)(value, call_next))
-
-        handler = layer
-    return handler
+def new_run_id() -> str:
+    """A fresh run id."""
+    return f"run_{uuid.uuid4().hex[:16]}"
 
 
 class Run:
-    """Works one user message to an answer; iterate :meth:`events` to drive it."""
+    """Works one user message to an answer; iterate :meth:`events` to drive it.
+
+    Args:
+        deps: everything the run uses (the loop touches nothing else).
+        thread_id: the thread to work on.
+        message: what the user said.
+        user_id: who the run acts for.
+        stream: yield the model's text as it arrives (``text_delta`` events).
+    """
 
     def __init__(
-        self, oracle: Oracle, thread_id: str, message: str, *, user_id: str, stream: bool
+        self,
+        deps: RunDeps,
+        thread_id: str,
+        message: str,
+        *,
+        user_id: str = "default",
+        stream: bool = True,
     ) -> None:
-        self.oracle = oracle
+        self.deps = deps
         self.thread_id = thread_id
         self.message = message
         self.user_id = user_id
         self.stream = stream
-        self.record = RunRecord(id=f"run_{uuid.uuid4().hex[:16]}", thread_id=thread_id)
+        self.record = RunRecord(id=new_run_id(), thread_id=thread_id)
         self.messages: list[Message] = []
+        self.message_tokens = 0
         self.loaded: list[str] = []
         self.answer = ""
+        self.deadline = 0.0
 
-    async def _save(self, messages: list[Message], loaded: Sequence[str] = ()) -> None:
-        self.loaded = await self.oracle.checkpointer.append(
+    async def _save(
+        self, messages: list[Message], loaded: tuple[str, ...] | list[str] = ()
+    ) -> None:
+        self.loaded = await self.deps.store.append(
             self.thread_id,
             base=len(self.messages),
             messages=messages,
@@ -211,14 +86,15 @@ class Run:
             run=self.record,
         )
         self.messages.extend(messages)
+        self.message_tokens += sum(count_message_tokens(m) for m in messages)
 
-    async def events(self) -> AsyncIterator[Event]:
+    async def events(self) -> AsyncGenerator[Event, None]:
         """Run to the end, yielding events; state is saved after every step."""
-        oracle = self.oracle
-        await oracle.start()
-        async with oracle.thread_lock(self.thread_id):
-            state = await oracle.checkpointer.load(self.thread_id)
-            self.messages, self.loaded = state.messages, state.loaded_plugins
+        async with self.deps.locks(self.thread_id):
+            self.deadline = asyncio.get_running_loop().time() + self.deps.limits.run_timeout
+            state = await self.deps.store.load(self.thread_id)
+            self.messages, self.loaded = list(state.messages), list(state.loaded_plugins)
+            self.message_tokens = sum(count_message_tokens(m) for m in self.messages)
             opening = [*self._interrupted_results(), {"role": "user", "content": self.message}]
             await self._save(opening)
             try:
@@ -256,28 +132,35 @@ class Run:
         return []
 
     async def _steps(self) -> AsyncIterator[Event]:
-        oracle = self.oracle
-        for step in range(1, oracle.max_steps + 1):
-            request = oracle.build_request(
-                self.thread_id, self.record.id, step, self.messages, self.loaded, self.user_id
+        deps = self.deps
+        for step in range(1, deps.limits.max_steps + 1):
+            request = deps.requests.build(
+                thread_id=self.thread_id,
+                run_id=self.record.id,
+                step=step,
+                model=deps.model.name,
+                messages=self.messages,
+                loaded=self.loaded,
+                user_id=self.user_id,
             )
             yield ModelCallStarted(
-                step, [t.name for t in request.tools], oracle.token_split(request)
+                step,
+                list(request.tool_names),
+                deps.requests.token_split(request, self.message_tokens),
             )
-            response: ModelResponse | None = None
+            outcome: tuple[ModelResponse, ModelRequest] | None = None
             async for item in self._model_call(request):
-                if isinstance(item, ModelResponse):
-                    response = item
-                else:
+                if isinstance(item, TextDelta):
                     yield item
-            assert response is not None
+                else:
+                    outcome = item
+            assert outcome is not None
+            response, sent = outcome
             self.record.steps = step
             self.record.usage = self.record.usage + response.usage
-            assistant = dict(response.message)
-            calls = response.tool_calls
-            if calls:
-                assistant["_offered"] = [t.name for t in request.tools]
-            else:
+            assistant = capped_reply(response.message, deps.limits.max_text_bytes)
+            calls = response.tool_calls  # as the model sent them; the executor checks sizes
+            if not calls:
                 self.answer = str(assistant.get("content") or "")
                 self.record.status = "completed"
             await self._save([assistant])
@@ -285,11 +168,10 @@ class Run:
             if not calls:
                 return
             for call in calls:
-                yield ToolCallEvent(
-                    call["id"], call["function"]["name"], call["function"].get("arguments") or ""
-                )
-            offered = frozenset(assistant["_offered"])
-            results = await self._run_tools(calls, offered)
+                yield ToolCallEvent(call["id"], _name(call), _arguments(call))
+            # The gate's rule, checked here against what really went to the provider.
+            allowed = offered_names(request.tools, sent.tools)
+            results = await self._run_tools(calls, allowed)
             loads = [name for r in results for name in r.loaded]
             await self._save([r.message() for r in results], loads)
             for result in results:
@@ -298,17 +180,22 @@ class Run:
                 )
             if loads:
                 yield CapabilityLoaded(loads)
-        raise OracleError(
-            f"the run stopped after {oracle.max_steps} model calls without a final answer "
+        raise RunLimitError(
+            f"the run stopped after {deps.limits.max_steps} model calls without a final answer "
             "(the step limit; raise it with Oracle(max_steps=...))"
         )
 
-    async def _model_call(self, request: ModelRequest) -> AsyncIterator[TextDelta | ModelResponse]:
-        chain = self.oracle.middleware
+    async def _model_call(
+        self, request: ModelRequest
+    ) -> AsyncIterator[TextDelta | tuple[ModelResponse, ModelRequest]]:
+        """Ask the model through the middleware; yields text deltas, then (response, sent)."""
+        chain = self.deps.middleware
+        model = self.deps.model
         queue: asyncio.Queue[TextDelta] = asyncio.Queue()
+        sent: list[ModelRequest] = []
 
         async def call_model(req: ModelRequest) -> ModelResponse:
-            model = self.oracle.model
+            sent.append(req)  # exactly what the provider is sent
             if not self.stream:
                 return await model.complete(req)
             final: ModelResponse | None = None
@@ -320,29 +207,32 @@ class Run:
             assert final is not None
             return final
 
-        async def whole() -> ModelResponse:
-            for item in chain:
-                await _guard(item, "before_model_call", item.before_model_call(request))
+        async def whole() -> tuple[ModelResponse, ModelRequest]:
+            changed = await chain.before_model(request)
             try:
-                response: ModelResponse = await _chain(chain, "wrap_model_call", call_model)(
-                    request
-                )
+                response = await chain.wrap_model(changed, call_model)
             except Exception as error:
-                await self._notify(error, request)
+                await chain.notify(error, changed)
                 raise
-            for item in reversed(chain):
-                await _guard(item, "after_model_call", item.after_model_call(request, response))
-            return response
+            # A middleware that answered without calling the model sent nothing: its
+            # response may only call what the request it saw offered.
+            shown = sent[-1] if sent else changed
+            await chain.after_model(shown, response)
+            return response, shown
 
         task = asyncio.ensure_future(whole())
         try:
             while not task.done():
                 getter = asyncio.ensure_future(queue.get())
-                await asyncio.wait({task, getter}, return_when=asyncio.FIRST_COMPLETED)
+                await asyncio.wait(
+                    {task, getter}, timeout=self._remaining(), return_when=asyncio.FIRST_COMPLETED
+                )
                 if getter.done():
                     yield getter.result()
-                else:
-                    getter.cancel()
+                    continue
+                getter.cancel()
+                if not task.done():
+                    raise self._overtime("waiting for the model")
             while not queue.empty():
                 yield queue.get_nowait()
             yield task.result()
@@ -350,79 +240,91 @@ class Run:
             if not task.done():
                 task.cancel()
 
-    async def _notify(self, error: BaseException, where: ModelRequest | ToolCall) -> None:
-        for item in self.oracle.middleware:
-            try:
-                await item.on_error(error, where)
-            except Exception:
-                log.exception("on_error of middleware of plugin %r raised", item.plugin)
-
     async def _run_tools(
-        self, calls: list[dict[str, Any]], offered: frozenset[str]
+        self, calls: list[dict[str, Any]], allowed: frozenset[str]
     ) -> list[ToolResult]:
-        semaphore = asyncio.Semaphore(self.oracle.tool_concurrency)
+        deps = self.deps
+        chain = deps.middleware
+        semaphore = asyncio.Semaphore(deps.limits.tool_concurrency)
         loaded = list(self.loaded)
-        handler = _chain(
-            self.oracle.middleware, "wrap_tool_call", partial(self._execute, loaded, semaphore)
-        )
 
-        async def one(raw: dict[str, Any]) -> ToolResult:
+        async def execute(call: ToolCall) -> ToolResult:
+            if call.name not in allowed:  # a middleware changed the call in wrap_tool_call
+                return refused(deps.registry, call, loaded)
+            async with semaphore:
+                return await deps.executor.execute(call, loaded, chain.notify)
+
+        handler = chain.wrap_tool(execute)
+
+        def refuse(seen: ToolCall) -> ToolResult | None:
+            return None if seen.name in allowed else refused(deps.registry, seen, loaded)
+
+        async def one(raw: Mapping[str, Any]) -> ToolResult:
             call = ToolCall(
-                id=raw["id"], name=raw["function"]["name"], arguments=raw["function"].get("arguments") or "",
-                offered=offered, thread_id=self.thread_id, run_id=self.record.id, loaded=tuple(loaded),
+                id=str(raw["id"]),
+                name=_name(raw),
+                arguments=_arguments(raw),
+                thread_id=self.thread_id,
+                run_id=self.record.id,
+                loaded=tuple(loaded),
                 user_id=self.user_id,
-            )  # fmt: skip
-            chain = self.oracle.middleware
-            for item in chain:
-                await _guard(item, "before_tool_call", item.before_tool_call(call))
-            result: ToolResult = await handler(call)
-            for item in reversed(chain):
-                await _guard(item, "after_tool_call", item.after_tool_call(call, result))
-            return result
+            )
+            # Decided before any middleware sees the call: a refused call stays refused.
+            first = None if call.name in allowed else refused(deps.registry, call, loaded)
+            try:
+                async with asyncio.timeout(self._remaining()):
+                    result = await chain.run_tool(call, handler, lambda seen: first or refuse(seen))
+            except TimeoutError as error:
+                result = error_result(
+                    call, "not finished when the run reached its time limit", error
+                )
+            except Exception as error:  # a middleware raised: this call fails, not its siblings
+                log.error("tool call %s of run %s failed: %s", call.name, self.record.id, error)
+                # The model is told no more: the details may name an internal plugin.
+                result = error_result(call, "the call failed inside the oracle", error)
+            # The tool message answers the model's call, whatever a middleware renamed.
+            return result if result.call_id == call.id else result.replace(call_id=call.id)
 
         return list(await asyncio.gather(*(one(c) for c in calls)))
 
-    async def _execute(
-        self, loaded: list[str], semaphore: asyncio.Semaphore, call: ToolCall
-    ) -> ToolResult:
-        registry = self.oracle.registry
-        try:
-            arguments = json.loads(call.arguments) if call.arguments.strip() else {}
-        except json.JSONDecodeError as error:
-            return _error(
-                call,
-                f"the arguments of {call.name} are not valid JSON ({error}); send a JSON object",
-            )
-        if not isinstance(arguments, dict):
-            return _error(
-                call,
-                f"the arguments of {call.name} must be a JSON object, not {type(arguments).__name__}",
-            )
-        if call.name == LIST_CAPABILITIES:
-            return ToolResult(call.id, call.name, list_capabilities(registry, loaded))
-        if call.name == LOAD_CAPABILITY:
-            outcome = load_capability(registry, loaded, arguments)
-            loaded.extend(outcome.loaded)  # a second load in the same response sees the first
-            return ToolResult(
-                call.id, call.name, outcome.content, is_error=outcome.error, loaded=outcome.loaded
-            )
-        bound = registry.tools.get(call.name)
-        if bound is None:
-            return _error(call, f"tool {call.name!r} does not exist")
-        context = ToolContext(
-            thread_id=self.thread_id, run_id=self.record.id, plugin=bound.plugin.name,
-            config=bound.plugin.config, user_id=self.user_id, oracle=self.oracle,
-        )  # fmt: skip
-        timeout = bound.tool.timeout or self.oracle.tool_timeout
-        async with semaphore:
-            try:
-                value = await asyncio.wait_for(bound.tool.call(arguments, context), timeout)
-            except (ToolArgumentsError, ToolError) as error:
-                return _error(call, str(error))
-            except TimeoutError:
-                return _error(call, f"{call.name} timed out after {timeout:g} s")
-            except Exception as error:
-                log.exception("tool %s of plugin %s raised", call.name, bound.plugin.name)
-                await self._notify(error, call)
-                return _error(call, f"{call.name} failed: {type(error).__name__}: {error}")
-        return ToolResult(call.id, call.name, _content(value))
+    def _remaining(self) -> float:
+        return max(0.0, self.deadline - asyncio.get_running_loop().time())
+
+    def _overtime(self, doing: str) -> RunLimitError:
+        return RunLimitError(
+            f"the run took longer than its limit of {self.deps.limits.run_timeout:g} s "
+            f"({doing}); raise it with RunLimits(run_timeout=...)"
+        )
+
+
+def capped_reply(message: Mapping[str, Any], limit: int) -> Message:
+    """The assistant message to save: its text cut to ``limit`` bytes, oversized arguments dropped.
+
+    Arguments are never cut (a cut would change what the call asks for); arguments over the
+    limit are replaced by a note, and the executor refuses the call as too long.
+    """
+    assistant = dict(message)
+    content = assistant.get("content")
+    if isinstance(content, str):
+        assistant["content"] = cap(content, limit)
+    calls = []
+    for call in assistant.get("tool_calls") or []:
+        arguments = _arguments(call)
+        if len(arguments) > limit // 4 and len(arguments.encode("utf-8", "replace")) > limit:
+            dropped = json.dumps({"_dropped": f"{len(arguments)} characters of arguments"})
+            call = {**call, "function": {**(call.get("function") or {}), "arguments": dropped}}
+        calls.append(call)
+    if calls:
+        assistant["tool_calls"] = calls
+    return assistant
+
+
+def _name(call: Mapping[str, Any]) -> str:
+    return str((call.get("function") or {}).get("name") or "")
+
+
+def _arguments(call: Mapping[str, Any]) -> str:
+    value = (call.get("function") or {}).get("arguments")
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else json.dumps(value)

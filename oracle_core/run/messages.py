@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
 from oracle_core.tools import Tool
@@ -11,7 +14,7 @@ Message = dict[str, Any]
 """One chat message in OpenAI format (``{"role": ..., "content": ..., ...}``)."""
 
 
-@dataclass
+@dataclass(frozen=True)
 class Usage:
     """Token use reported by the provider for one model call (or summed over several)."""
 
@@ -38,19 +41,23 @@ class Usage:
         }
 
 
-@dataclass
+@dataclass(frozen=True)
 class ModelRequest:
-    """One model call about to be made. Middleware may read and change it.
+    """One model call about to be made. Immutable: a middleware returns a changed copy.
+
+    Make a changed copy with :meth:`replace` (``request.replace(tools=(*request.tools, t))``);
+    two requests never share a mutable list, so a change made for one user or one thread is
+    never seen by another.
 
     Attributes:
         thread_id: the thread being worked on.
         run_id: the run making the call.
         step: 1 for the run's first model call, then 2, 3, ...
-        model: the litellm model string.
+        model: the model string.
         system_prompt: the system prompt (Tier-1 block included).
-        messages: the conversation so far, without the system message.
-        tools: the tools shown to the model, as set by the capability gate.
-        options: extra keyword arguments for ``litellm.acompletion``.
+        messages: the conversation so far, without the system message (read-only).
+        tools: the tools shown to the model, as chosen by the capability gate.
+        options: extra keyword arguments for the model call (``temperature``, ...).
         user_id: who the run acts for.
     """
 
@@ -59,10 +66,26 @@ class ModelRequest:
     step: int
     model: str
     system_prompt: str
-    messages: list[Message]
-    tools: list[Tool]
-    options: dict[str, Any] = field(default_factory=dict)
+    messages: tuple[Mapping[str, Any], ...]
+    tools: tuple[Tool, ...]
+    options: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     user_id: str = "default"
+
+    def __post_init__(self) -> None:
+        # Callers may pass lists and dicts; what the request holds can never be mutated.
+        object.__setattr__(self, "messages", tuple(self.messages))
+        object.__setattr__(self, "tools", tuple(self.tools))
+        if not isinstance(self.options, MappingProxyType):
+            object.__setattr__(self, "options", MappingProxyType(dict(self.options)))
+
+    def replace(self, **changes: Any) -> ModelRequest:
+        """A copy of this request with ``changes`` (``tools=``, ``options=``, ``messages=``...)."""
+        return dataclasses.replace(self, **changes)
+
+    @property
+    def tool_names(self) -> tuple[str, ...]:
+        """The names of the tools shown, in order."""
+        return tuple(t.name for t in self.tools)
 
     def openai_messages(self) -> list[Message]:
         """The messages as sent: the system prompt first, private keys removed."""
@@ -74,48 +97,59 @@ class ModelRequest:
         return [t.openai_schema() for t in self.tools]
 
 
-@dataclass
+@dataclass(frozen=True)
 class ModelResponse:
     """What the model answered: an assistant message (text and/or tool calls) and usage."""
 
-    message: Message
-    usage: Usage = field(default_factory=Usage)
+    message: Mapping[str, Any]
+    usage: Usage = field(default_factory=lambda: Usage())
 
     @property
     def tool_calls(self) -> list[dict[str, Any]]:
         """The tool calls of the assistant message (OpenAI format)."""
         return list(self.message.get("tool_calls") or [])
 
+    @property
+    def text(self) -> str:
+        """The text of the assistant message ("" when it has none)."""
+        return str(self.message.get("content") or "")
 
-@dataclass
+
+@dataclass(frozen=True)
 class ToolCall:
-    """One tool call the model asked for, on its way to being run.
+    """One tool call the model asked for, on its way to being run. Immutable.
+
+    A middleware that wants to change a call returns ``call.replace(...)``; the run loop
+    checks a replaced call against the capability gate again, so no change can run a tool
+    the model was not shown. What the model was shown is the run loop's own record, not a
+    field of the call.
 
     Attributes:
         id: the provider's call id.
         name: the tool name the model used.
         arguments: the raw JSON text of the arguments, as the model wrote it.
-        offered: the tool names shown in the request that produced the call; the
-            capability gate runs only calls whose tool is among them.
         thread_id: the thread the call belongs to.
         run_id: the run making it.
-        loaded: the on-demand plugins loaded in the thread when the call runs.
+        loaded: the on-demand plugins loaded in the thread when the call was made.
         user_id: who the run acts for.
     """
 
     id: str
     name: str
     arguments: str
-    offered: frozenset[str]
     thread_id: str
     run_id: str
     loaded: tuple[str, ...] = ()
     user_id: str = "default"
 
+    def replace(self, **changes: Any) -> ToolCall:
+        """A copy of this call with ``changes`` (``name=``, ``arguments=``...)."""
+        return dataclasses.replace(self, **changes)
 
-@dataclass
+
+@dataclass(frozen=True)
 class ToolResult:
-    """The outcome of a tool call, sent back to the model as a tool message.
+    """The outcome of a tool call, sent back to the model as a tool message. Immutable.
 
     Attributes:
         call_id: the id of the call it answers.
@@ -124,6 +158,8 @@ class ToolResult:
         is_error: the call failed (bad arguments, the tool raised, timed out, ...).
         refused: the capability gate refused to run the call.
         loaded: plugins a ``load_capability`` call loaded.
+        value: what the tool function returned, before it became ``content`` (never saved).
+        error: the exception the call failed with, when it raised (never saved).
     """
 
     call_id: str
@@ -131,13 +167,19 @@ class ToolResult:
     content: str
     is_error: bool = False
     refused: bool = False
-    loaded: list[str] = field(default_factory=list)
+    loaded: tuple[str, ...] = ()
+    value: Any = field(default=None, repr=False, compare=False)
+    error: BaseException | None = field(default=None, repr=False, compare=False)
+
+    def replace(self, **changes: Any) -> ToolResult:
+        """A copy of this result with ``changes``."""
+        return dataclasses.replace(self, **changes)
 
     def message(self) -> Message:
         """The result as an OpenAI tool message."""
         return {"role": "tool", "tool_call_id": self.call_id, "content": self.content}
 
 
-def public_message(message: Message) -> Message:
+def public_message(message: Mapping[str, Any]) -> Message:
     """Return ``message`` without the core's private bookkeeping keys (``_``-prefixed)."""
     return {k: v for k, v in message.items() if not k.startswith("_")}

@@ -2,21 +2,16 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import uuid
 from collections.abc import Mapping
 from typing import Any
 
-from oracle_core.capabilities.meta_tools import (
-    LIST_CAPABILITIES,
-    LOAD_CAPABILITY,
-    list_capabilities,
-    load_capability,
-)
-from oracle_core.context import ToolContext
 from oracle_core.oracle import Oracle
-from oracle_core.run.loop import RunResult
+from oracle_core.plugins.registry import META_TOOL_NAMES
+from oracle_core.run.loop import new_run_id
+from oracle_core.run.messages import ToolCall, ToolResult
+from oracle_core.run.result import RunResult
 
 DEFAULT_THREAD = "test-thread"
 """The thread :func:`run_turn` and :func:`call_tool` use unless told otherwise."""
@@ -66,11 +61,12 @@ async def call_tool(
 ) -> Any:
     """Call tool ``name`` with ``arguments`` the way the runtime runs a model's call.
 
-    The arguments may be a dict or the JSON text a model would write. They are validated
-    against the tool's schema, the tool gets the same :class:`~oracle_core.ToolContext` a run
-    gives it (thread, plugin config, user, oracle) and the same timeout, and the oracle's
-    ``oracle_startup`` hooks have run. The capability gate is not consulted: the tool is
-    called whether or not its plugin is loaded in ``thread``.
+    The call goes through the same tool executor and middleware as a run's: the arguments
+    (a dict, or the JSON text a model would write) are validated against the tool's schema,
+    the tool gets the same :class:`~oracle_core.ToolContext` (thread, plugin config, user,
+    oracle), timeout and result cap, plugin middleware sees the call, and the oracle's
+    ``oracle_startup`` hooks have run. Only the capability gate is not consulted: the tool
+    is called whether or not its plugin is loaded in ``thread``.
 
     The meta-tools work too: ``list_capabilities`` and ``load_capability`` return their
     JSON result decoded, and a load is saved to ``thread`` like a model's load.
@@ -81,38 +77,33 @@ async def call_tool(
     Raises:
         LookupError: when the oracle has no such tool, naming the tools it has.
         ToolArgumentsError: when the arguments do not fit the tool's schema.
-        Exception: whatever the tool raised.
+        Exception: whatever the tool raised (a timeout as ``TimeoutError``).
     """
-    if isinstance(arguments, str):
-        decoded = json.loads(arguments) if arguments.strip() else {}
-        if not isinstance(decoded, dict):
-            raise TypeError(f"the arguments of {name} must be a JSON object, not {arguments!r}")
-        arguments = decoded
-    arguments = dict(arguments or {})
-    if name in (LIST_CAPABILITIES, LOAD_CAPABILITY):
-        return await _meta_tool(oracle, name, arguments, thread)
-    bound = oracle.registry.tools.get(name)
-    if bound is None:
+    if name not in META_TOOL_NAMES and name not in oracle.registry.tools:
         known = ", ".join(oracle.registry.tools) or "none"
         raise LookupError(f"the oracle has no tool {name!r}; its plugin tools: {known}")
-    await oracle.start()
-    context = ToolContext(
+    text = arguments if isinstance(arguments, str) else json.dumps(dict(arguments or {}))
+    deps = await oracle.run_deps()
+    state = await deps.store.load(thread)
+    loaded = list(state.loaded_plugins)
+    call = ToolCall(
+        id=f"call_{uuid.uuid4().hex[:12]}",
+        name=name,
+        arguments=text,
         thread_id=thread,
-        run_id=f"run_{uuid.uuid4().hex[:16]}",
-        plugin=bound.plugin.name,
-        config=bound.plugin.config,
+        run_id=new_run_id(),
+        loaded=tuple(loaded),
         user_id=user_id,
-        oracle=oracle,
     )
-    timeout = bound.tool.timeout or oracle.tool_timeout
-    return await asyncio.wait_for(bound.tool.call(arguments, context), timeout)
 
+    async def execute(changed: ToolCall) -> ToolResult:
+        return await deps.executor.execute(changed, loaded, deps.middleware.notify)
 
-async def _meta_tool(oracle: Oracle, name: str, arguments: dict[str, Any], thread: str) -> Any:
-    state = await oracle.checkpointer.load(thread)
-    if name == LIST_CAPABILITIES:
-        return json.loads(list_capabilities(oracle.registry, state.loaded_plugins))
-    outcome = load_capability(oracle.registry, state.loaded_plugins, arguments)
-    if outcome.loaded:
-        await oracle.checkpointer.append(thread, base=len(state.messages), loaded=outcome.loaded)
-    return json.loads(outcome.content)
+    result = await deps.middleware.run_tool(call, deps.middleware.wrap_tool(execute))
+    if result.loaded:
+        await deps.store.append(thread, base=len(state.messages), loaded=result.loaded)
+    if result.error is not None:
+        raise result.error
+    if name in META_TOOL_NAMES:
+        return json.loads(result.content)
+    return result.value

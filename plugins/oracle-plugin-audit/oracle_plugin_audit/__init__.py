@@ -8,7 +8,7 @@ SQLite file (``audit_model_calls``, ``audit_tool_calls``), and its routes, under
 
 from __future__ import annotations
 
-from oracle_core import Middleware, Oracle, PluginManifest, Route, hookimpl
+from oracle_core import Middleware, OracleHandle, PluginHost, PluginManifest, Route, hookimpl
 from oracle_plugin_audit.middleware import AuditMiddleware
 from oracle_plugin_audit.routes import AuditRoutes
 from oracle_plugin_audit.store import AuditStore
@@ -43,7 +43,7 @@ def oracle_manifest() -> PluginManifest:
 
 
 @hookimpl
-def oracle_middleware(oracle: Oracle) -> list[Middleware]:
+def oracle_middleware(oracle: PluginHost) -> list[Middleware]:
     """Return the middleware that records calls in ``oracle``'s own SQLite file.
 
     The file is opened on the first call recorded, not here.
@@ -53,7 +53,7 @@ def oracle_middleware(oracle: Oracle) -> list[Middleware]:
 
 
 @hookimpl
-def oracle_routes(oracle: Oracle) -> list[Route]:
+def oracle_routes(oracle: PluginHost) -> list[Route]:
     """Return the routes that read the trail (they need the server's token)."""
 
     def store() -> AuditStore:
@@ -66,14 +66,14 @@ def oracle_routes(oracle: Oracle) -> list[Route]:
 
 
 @hookimpl
-def oracle_shutdown(oracle: Oracle) -> None:
+def oracle_shutdown(oracle: OracleHandle) -> None:
     """Close the oracle's audit connection."""
     store = store_of(oracle)
     if store is not None:
         store.close()
 
 
-def store_of(oracle: Oracle) -> AuditStore | None:
+def store_of(oracle: PluginHost | OracleHandle) -> AuditStore | None:
     """The audit store of ``oracle`` (``None`` when the plugin is not part of it).
 
     It lives in ``oracle.plugin_state("audit")``, so each oracle's state is its own and

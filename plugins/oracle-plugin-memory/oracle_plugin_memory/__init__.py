@@ -8,7 +8,7 @@ told it in earlier conversations without loading anything first.
 
 from __future__ import annotations
 
-from oracle_core import Example, Oracle, PluginManifest, Tool, hookimpl
+from oracle_core import Example, OracleHandle, PluginHost, PluginManifest, Tool, hookimpl
 from oracle_plugin_memory.fts import fts5_missing, fts_query
 from oracle_plugin_memory.store import Memory, MemoryStore
 from oracle_plugin_memory.tools import MemoryTools
@@ -62,7 +62,7 @@ def oracle_manifest() -> PluginManifest:
 
 
 @hookimpl
-def oracle_tools(oracle: Oracle) -> list[Tool]:
+def oracle_tools(oracle: PluginHost) -> list[Tool]:
     """Return the memory tools, bound to a store in ``oracle``'s own SQLite file.
 
     The store opens its connection on the first tool call, not here: building an oracle
@@ -78,14 +78,14 @@ def oracle_tools(oracle: Oracle) -> list[Tool]:
 
 
 @hookimpl
-def oracle_shutdown(oracle: Oracle) -> None:
+def oracle_shutdown(oracle: OracleHandle) -> None:
     """Close the oracle's memory connection."""
     store = store_of(oracle)
     if store is not None:
         store.close()
 
 
-def store_of(oracle: Oracle) -> MemoryStore | None:
+def store_of(oracle: PluginHost | OracleHandle) -> MemoryStore | None:
     """The memory store of ``oracle`` (``None`` when the plugin is not part of it).
 
     It lives in ``oracle.plugin_state("memory")``, so each oracle's state is its own and

@@ -1,0 +1,41 @@
+"""The plugin author's face of oracle-core: everything a plugin package imports.
+
+``from oracle_core import hookimpl, tool, PluginManifest, Example`` is enough for most
+plugins; the same names are importable from here, where nothing an embedding application
+needs gets in the way.
+"""
+
+from oracle_core.context import ToolContext
+from oracle_core.errors import ToolError
+from oracle_core.hookspecs import hookimpl, hookspec
+from oracle_core.host import OracleHandle, PluginHost
+from oracle_core.manifest import Example, PluginManifest, Visibility
+from oracle_core.routes import Route
+from oracle_core.run.messages import ModelRequest, ModelResponse, ToolCall, ToolResult
+from oracle_core.run.middleware import Middleware, ModelHandler, ToolHandler
+from oracle_core.store.plugin_store import SQLiteStore, connect_sqlite
+from oracle_core.tools import Tool, tool
+
+__all__ = [
+    "Example",
+    "Middleware",
+    "ModelHandler",
+    "ModelRequest",
+    "ModelResponse",
+    "OracleHandle",
+    "PluginHost",
+    "PluginManifest",
+    "Route",
+    "SQLiteStore",
+    "Tool",
+    "ToolCall",
+    "ToolContext",
+    "ToolError",
+    "ToolHandler",
+    "ToolResult",
+    "Visibility",
+    "connect_sqlite",
+    "hookimpl",
+    "hookspec",
+    "tool",
+]

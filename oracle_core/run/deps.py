@@ -1,0 +1,47 @@
+"""What a run needs, as one immutable value the run loop depends on.
+
+Like pydantic-ai's ``GraphAgentDeps``: the :class:`~oracle_core.Oracle` builds a
+:class:`RunDeps` once it has assembled and started its plugins, and the run loop
+(:mod:`oracle_core.run.loop`) uses nothing else. The loop never sees the oracle.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from oracle_core.models.base import Model
+from oracle_core.plugins.registry import Registry
+from oracle_core.run.chain import MiddlewareChain
+from oracle_core.run.executor import ToolExecutor
+from oracle_core.run.limits import RunLimits
+from oracle_core.run.locks import ThreadLocks
+from oracle_core.run.requests import RequestBuilder
+from oracle_core.store.base import Checkpointer
+
+
+@dataclass(frozen=True)
+class RunDeps:
+    """Everything the run loop uses.
+
+    Attributes:
+        model: answers each step's request.
+        store: saves the thread after every step.
+        requests: builds each step's request with the gate's tool list.
+        executor: runs one tool call.
+        middleware: the plugins' middleware, in order.
+        limits: steps, concurrency, timeouts, result size.
+        locks: one run at a time per thread in this process.
+    """
+
+    model: Model
+    store: Checkpointer
+    requests: RequestBuilder
+    executor: ToolExecutor
+    middleware: MiddlewareChain
+    limits: RunLimits
+    locks: ThreadLocks
+
+    @property
+    def registry(self) -> Registry:
+        """The registry the requests and tools come from."""
+        return self.requests.registry

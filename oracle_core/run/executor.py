@@ -1,0 +1,205 @@
+"""The tool executor: everything about running one tool call, in one place.
+
+Decoding the model's JSON arguments, validating them against the tool's schema, the
+meta-tools, the tool's :class:`~oracle_core.ToolContext`, its timeout, the cap on what it
+returns, and turning every failure into an error tool message the model can act on. The
+run loop and the test harness's ``call_tool`` both run calls through it.
+
+The executor does not apply the capability gate: the run loop does, before it hands a call
+over (see :mod:`oracle_core.capabilities.gate`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from oracle_core.capabilities.meta_tools import (
+    LIST_CAPABILITIES,
+    LOAD_CAPABILITY,
+    list_capabilities,
+    load_capability,
+)
+from oracle_core.context import ToolContext
+from oracle_core.errors import ToolArgumentsError, ToolError
+from oracle_core.plugins.registry import BoundTool, Registry
+from oracle_core.run.limits import RunLimits
+from oracle_core.run.messages import ToolCall, ToolResult
+from oracle_core.run.pool import PoolExhaustedError, SyncToolPool
+
+if TYPE_CHECKING:
+    from oracle_core.host import OracleHandle
+
+log = logging.getLogger("oracle_core.run")
+
+ErrorListener = Callable[[BaseException, ToolCall], Awaitable[None]]
+"""Told about a tool that raised unexpectedly (the middleware chain's ``on_error``)."""
+
+
+def error_result(call: ToolCall, message: str, error: BaseException | None = None) -> ToolResult:
+    """An error tool message for ``call``: ``{"error": message}``."""
+    content = json.dumps({"error": message}, ensure_ascii=False)
+    return ToolResult(call.id, call.name, content, is_error=True, error=error)
+
+
+def decode_arguments(call: ToolCall, limit: int | None = None) -> dict[str, Any]:
+    """The call's arguments as a JSON object.
+
+    Raises:
+        ToolArgumentsError: for anything that is not a JSON object, however it fails
+            (bad JSON, nesting too deep, numbers too long, a list instead of an object),
+            and for arguments longer than ``limit`` bytes.
+    """
+    text = call.arguments
+    if (
+        limit is not None
+        and len(text) > limit // 4
+        and len(text.encode("utf-8", "replace")) > limit
+    ):
+        raise ToolArgumentsError(
+            f"the arguments of {call.name} are longer than the limit of {limit} bytes; "
+            "send shorter arguments"
+        )
+    if not text.strip():
+        return {}
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError) as error:  # JSONDecodeError is a ValueError
+        reason = "nested too deeply" if isinstance(error, RecursionError) else str(error)
+        raise ToolArgumentsError(
+            f"the arguments of {call.name} are not valid JSON ({reason}); send a JSON object"
+        ) from None
+    if not isinstance(value, dict):
+        raise ToolArgumentsError(
+            f"the arguments of {call.name} must be a JSON object, not {type(value).__name__}"
+        )
+    return value
+
+
+async def _within(function: Callable[[], Any], seconds: float, context: ToolContext) -> Any:
+    """Await an async tool within ``seconds``; the context is marked cancelled when it ends early."""
+    try:
+        return await asyncio.wait_for(function(), seconds)
+    except (TimeoutError, asyncio.CancelledError):
+        context.cancellation.set()
+        raise
+
+
+def cap(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` UTF-8 bytes, with a note saying how much was dropped."""
+    data = text.encode("utf-8", "surrogatepass")
+    if len(data) <= limit:
+        return text
+    kept = data[:limit].decode("utf-8", "ignore")
+    dropped = len(data) - len(kept.encode("utf-8", "surrogatepass"))
+    return f"{kept}\n[cut: {dropped} more bytes dropped; the result was {len(data)} bytes, over the limit of {limit}]"
+
+
+def content_of(value: Any) -> str:
+    """The text the model reads for a tool's return value: strings as is, the rest as JSON."""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+class ToolExecutor:
+    """Runs one tool call: arguments, validation, context, timeout, size cap, errors.
+
+    Args:
+        registry: the plugins whose tools may be run.
+        limits: the run limits (default timeout, result cap).
+        oracle: the handle tools get as ``ToolContext.oracle``.
+        pool: the worker threads sync tools run on (the oracle's own).
+    """
+
+    def __init__(
+        self,
+        registry: Registry,
+        limits: RunLimits,
+        oracle: OracleHandle | None = None,
+        pool: SyncToolPool | None = None,
+    ) -> None:
+        self.registry = registry
+        self.limits = limits
+        self.oracle = oracle
+        self.pool = pool or SyncToolPool()
+
+    def context(self, call: ToolCall, bound: BoundTool) -> ToolContext:
+        """The :class:`ToolContext` a call of ``bound`` gets."""
+        return ToolContext(
+            thread_id=call.thread_id,
+            run_id=call.run_id,
+            plugin=bound.plugin.name,
+            config=bound.plugin.config,
+            user_id=call.user_id,
+            oracle=self.oracle,
+        )
+
+    def timeout(self, bound: BoundTool) -> float:
+        """Seconds a call of ``bound`` may take."""
+        return bound.tool.timeout or self.limits.tool_timeout
+
+    async def execute(
+        self,
+        call: ToolCall,
+        loaded: list[str],
+        on_error: ErrorListener | None = None,
+    ) -> ToolResult:
+        """Run ``call`` and return its result; never raises for anything the call did.
+
+        Args:
+            call: the call, already allowed by the gate.
+            loaded: the plugins loaded in the thread; a ``load_capability`` call appends
+                to it, so a second load in the same model response sees the first.
+            on_error: told about a tool that raised something other than a ``ToolError``.
+        """
+        try:
+            arguments = decode_arguments(call, self.limits.max_text_bytes)
+        except ToolArgumentsError as error:
+            return error_result(call, str(error), error)
+        if call.name == LIST_CAPABILITIES:
+            return self._done(call, list_capabilities(self.registry, loaded))
+        if call.name == LOAD_CAPABILITY:
+            outcome = load_capability(self.registry, loaded, arguments)
+            loaded.extend(outcome.loaded)
+            return ToolResult(
+                call.id,
+                call.name,
+                outcome.content,
+                is_error=outcome.error,
+                loaded=tuple(outcome.loaded),
+            )
+        bound = self.registry.tools.get(call.name)
+        if bound is None:
+            return error_result(call, f"tool {call.name!r} does not exist")
+        timeout = self.timeout(bound)
+        context = self.context(call, bound)
+        try:
+            function = bound.tool.bind(arguments, context)
+            if bound.tool.is_async:
+                value = await _within(function, timeout, context)
+            else:
+                value = await self.pool.run(function, timeout, context.cancellation)
+        except (ToolArgumentsError, ToolError, PoolExhaustedError) as error:
+            return error_result(call, str(error), error)
+        except TimeoutError as error:
+            return error_result(call, f"{call.name} timed out after {timeout:g} s", error)
+        except Exception as error:
+            log.exception("tool %s of plugin %s raised", call.name, bound.plugin.name)
+            if on_error is not None:
+                await on_error(error, call)
+            return error_result(call, f"{call.name} failed: {type(error).__name__}: {error}", error)
+        try:
+            content = content_of(value)
+        except (ValueError, TypeError, RecursionError) as error:  # e.g. a circular structure
+            message = f"{call.name} returned a value that cannot be sent as JSON: {error}"
+            return error_result(call, message, error)
+        return self._done(call, content, value)
+
+    def _done(self, call: ToolCall, content: str, value: Any = None) -> ToolResult:
+        return ToolResult(
+            call.id, call.name, cap(content, self.limits.max_result_bytes), value=value
+        )

@@ -1,0 +1,118 @@
+"""Building the model request of each step: system prompt, messages, the gate's tools.
+
+The builder belongs to one assembled registry. It keeps, per distinct set of loaded
+plugins, the tool list the gate shows (a tuple, shared safely because it is immutable),
+and counts the tokens of each part of a request for the ``model_call`` event.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from oracle_core.capabilities.gate import visible_tools
+from oracle_core.capabilities.meta_tools import META_TOOLS
+from oracle_core.capabilities.prompt import system_prompt, tier1_block
+from oracle_core.plugins.registry import Registry
+from oracle_core.run.messages import ModelRequest, public_message
+from oracle_core.tokens import count_json_tokens, count_tokens
+from oracle_core.tools import Tool
+
+_CACHED_TOOL_LISTS = 1024
+"""Distinct sets of loaded plugins whose tool lists are kept (least recently used go)."""
+
+
+class RequestBuilder:
+    """Makes each step's :class:`ModelRequest` for one registry.
+
+    Args:
+        registry: the assembled plugins.
+        instructions: the opening of the system prompt.
+    """
+
+    def __init__(self, registry: Registry, instructions: str) -> None:
+        self.registry = registry
+        self.instructions = instructions
+        self.tier1_block = tier1_block(registry)
+        self.system_prompt = system_prompt(instructions, self.tier1_block)
+        self._tool_lists: OrderedDict[tuple[str, ...], tuple[Tool, ...]] = OrderedDict()
+        self._fixed_tokens: tuple[int, int] | None = None
+        self._schema_tokens: dict[int, int] = {}
+
+    def tools_for(self, loaded: Sequence[str]) -> tuple[Tool, ...]:
+        """What the gate shows in a thread with ``loaded`` plugins: meta-tools first."""
+        key = tuple(loaded)
+        tools = self._tool_lists.get(key)
+        if tools is None:
+            tools = (*META_TOOLS, *(b.tool for b in visible_tools(self.registry, key)))
+            self._tool_lists[key] = tools
+            if len(self._tool_lists) > _CACHED_TOOL_LISTS:
+                self._tool_lists.popitem(last=False)
+        else:
+            self._tool_lists.move_to_end(key)
+        return tools
+
+    def build(
+        self,
+        *,
+        thread_id: str,
+        run_id: str,
+        step: int,
+        model: str,
+        messages: Sequence[Mapping[str, Any]],
+        loaded: Sequence[str],
+        user_id: str = "default",
+    ) -> ModelRequest:
+        """The request of one step, with the gate's tool list."""
+        return ModelRequest(
+            thread_id=thread_id,
+            run_id=run_id,
+            step=step,
+            model=model,
+            system_prompt=self.system_prompt,
+            messages=tuple(messages),
+            tools=self.tools_for(loaded),
+            user_id=user_id,
+        )
+
+    def schema_tokens(self, tool: Tool) -> int:
+        """Tokens of one tool's OpenAI definition (counted once per tool)."""
+        key = id(tool)
+        count = self._schema_tokens.get(key)
+        if count is None:
+            count = self._schema_tokens[key] = count_json_tokens(tool.openai_schema())
+        return count
+
+    def token_split(
+        self, request: ModelRequest, message_tokens: int | None = None
+    ) -> dict[str, int]:
+        """The prompt of ``request`` in tokens: Tier-1 block, meta-tools, tool schemas, messages.
+
+        Args:
+            request: the request.
+            message_tokens: the tokens of ``request.messages`` when the caller keeps a
+                running count (the run loop does, so no message is counted twice);
+                counted here otherwise.
+        """
+        if self._fixed_tokens is None:
+            tier1 = count_tokens(self.tier1_block) if self.tier1_block else 0
+            self._fixed_tokens = (tier1, count_tokens(self.instructions))
+        tier1, instructions = self._fixed_tokens
+        meta = sum(self.schema_tokens(t) for t in request.tools if t in META_TOOLS)
+        schemas = sum(self.schema_tokens(t) for t in request.tools if t not in META_TOOLS)
+        if message_tokens is None:
+            message_tokens = sum(count_message_tokens(m) for m in request.messages)
+        messages = instructions + message_tokens
+        return {
+            "tier1": tier1,
+            "meta_tools": meta,
+            "tool_schemas": schemas,
+            "messages": messages,
+            "total": tier1 + meta + schemas + messages,
+        }
+
+
+def count_message_tokens(message: Mapping[str, Any]) -> int:
+    """Tokens of one message as sent (compact JSON, private keys left out)."""
+    return count_json_tokens(public_message(message))

@@ -1,0 +1,150 @@
+"""The package's shape: no import cycles, and the run loop depends on no facade.
+
+Imports are read from the source (``ast``), not executed. Imports inside an
+``if TYPE_CHECKING:`` block are left out: they exist only for the type checker.
+"""
+
+from __future__ import annotations
+
+import ast
+import graphlib
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "oracle_core"
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _is_type_checking(node: ast.If) -> bool:
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _runtime_imports(
+    tree: ast.AST, module: str, is_package: bool, modules: set[str] | frozenset[str] = frozenset()
+) -> set[str]:
+    """Every ``oracle_core`` module ``tree`` imports at run time (top level or in functions)."""
+    found: set[str] = set()
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, ast.If) and _is_type_checking(node):
+            for child in node.orelse:
+                visit(child)
+            return
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names if a.name.startswith("oracle_core"))
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                package = module if is_package else module.rsplit(".", 1)[0]
+                for _ in range(node.level - 1):
+                    package = package.rsplit(".", 1)[0]
+                base = f"{package}.{base}" if base else package
+            if base.startswith("oracle_core"):
+                for alias in node.names:  # a submodule, or a name defined in ``base``
+                    sub = f"{base}.{alias.name}"
+                    found.add(sub if sub in modules else base)
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(tree)
+    return found
+
+
+def import_graph(top_level_only: bool) -> dict[str, set[str]]:
+    """``module -> modules it imports`` for every module of ``oracle_core``."""
+    paths = {_module_name(p): p for p in PACKAGE.rglob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for name, path in paths.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        if top_level_only:
+            tree = ast.Module(
+                body=[
+                    n
+                    for n in tree.body
+                    if not isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+                ],
+                type_ignores=[],
+            )
+        imported = _runtime_imports(tree, name, path.name == "__init__.py", set(paths))
+        graph[name] = {m for m in imported if m in paths and m != name}
+    return graph
+
+
+def _closure(graph: dict[str, set[str]], start: str) -> set[str]:
+    seen: set[str] = set()
+    stack = [start]
+    while stack:
+        for dep in graph.get(stack.pop(), ()):
+            if dep not in seen:
+                seen.add(dep)
+                stack.append(dep)
+    return seen
+
+
+@pytest.mark.parametrize("scope", ["module level", "anywhere"])
+def test_no_module_of_oracle_core_imports_itself_in_a_circle(scope: str) -> None:
+    graph = import_graph(top_level_only=scope == "module level")
+    # A package's __init__ re-exporting its own submodules is not a circle of concepts.
+    edges = {m: {d for d in deps if not m.startswith(f"{d}.")} for m, deps in graph.items()}
+
+    try:
+        order = list(graphlib.TopologicalSorter(edges).static_order())
+    except graphlib.CycleError as error:
+        cycle = " -> ".join(error.args[1])
+        pytest.fail(f"import cycle: {cycle}")
+    assert set(order) >= set(graph)
+
+
+def test_the_run_loop_imports_nothing_from_the_oracle_facade() -> None:
+    graph = import_graph(top_level_only=False)
+    run_modules = [m for m in graph if m == "oracle_core.run" or m.startswith("oracle_core.run.")]
+
+    for module in run_modules:
+        reached = _closure(graph, module)
+        assert "oracle_core.oracle" not in reached, module
+        assert "oracle_core" not in reached, f"{module} imports the package's public face"
+
+
+def test_imports_in_functions_count_and_type_checking_imports_do_not() -> None:
+    source = (
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n    import oracle_core.hidden\n"
+        "def f():\n    from oracle_core.run import loop\n"
+    )
+    modules = {"oracle_core.run", "oracle_core.run.loop", "oracle_core.hidden"}
+    found = _runtime_imports(ast.parse(source), "oracle_core.x", False, modules)
+    assert found == {"oracle_core.run.loop"}
+
+
+def test_importing_and_building_an_oracle_changes_no_environment_and_imports_no_litellm(
+    tmp_path: Path,
+) -> None:
+    import json
+    import os
+    import subprocess
+    import sys
+
+    script = (
+        "import json, os, sys\n"
+        "before = dict(os.environ)\n"
+        "import oracle_core, oracle_core.cli, oracle_core.server\n"
+        "oracle = oracle_core.Oracle(entry_points=False)\n"
+        "print(json.dumps({'env': dict(os.environ) == before, "
+        "'litellm': 'litellm' in sys.modules, 'prompt': bool(oracle.system_prompt)}))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ORACLE_", "LITELLM_"))}
+    env["ORACLE_HOME"] = str(tmp_path)
+    env.pop("TIKTOKEN_CACHE_DIR", None)
+    done = subprocess.run(
+        [sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True
+    )
+
+    assert json.loads(done.stdout) == {"env": True, "litellm": False, "prompt": True}
