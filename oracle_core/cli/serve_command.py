@@ -6,13 +6,13 @@ from __future__ import annotations
 import os
 import socket
 import sys
-from typing import Any
 
 import click
 
 from oracle_core.cli.common import api_base_option, build_oracle, model_option
 
 _LIMIT_DEFAULTS = {"max_body_bytes": 1_048_576, "max_message_chars": 32_000}
+_TIME_DEFAULTS = {"header_timeout": 10.0, "body_timeout": 30.0, "shutdown_grace": 30.0}
 
 
 def _bind(host: str, port: int) -> socket.socket:
@@ -42,6 +42,28 @@ def _bind(host: str, port: int) -> socket.socket:
     help="Longest user message [env: ORACLE_MAX_MESSAGE_CHARS].",
 )  # fmt: skip
 @click.option(
+    "--allowed-hosts", envvar="ORACLE_ALLOWED_HOSTS", default="", metavar="NAMES",
+    help="With a token: the Host names to answer to, comma-separated (*.example.com for "
+    "subdomains); default any. Without a token only loopback names are answered "
+    "[env: ORACLE_ALLOWED_HOSTS].",
+)  # fmt: skip
+@click.option(
+    "--header-timeout", envvar="ORACLE_HEADER_TIMEOUT", type=click.FloatRange(min=0, min_open=True),
+    default=_TIME_DEFAULTS["header_timeout"], show_default=True,
+    help="Seconds a request's line and headers may take to arrive [env: ORACLE_HEADER_TIMEOUT].",
+)  # fmt: skip
+@click.option(
+    "--body-timeout", envvar="ORACLE_BODY_TIMEOUT", type=click.FloatRange(min=0, min_open=True),
+    default=_TIME_DEFAULTS["body_timeout"], show_default=True,
+    help="Seconds a request body may take to arrive [env: ORACLE_BODY_TIMEOUT].",
+)  # fmt: skip
+@click.option(
+    "--shutdown-grace", envvar="ORACLE_SHUTDOWN_GRACE", type=click.FloatRange(min=0, min_open=True),
+    default=_TIME_DEFAULTS["shutdown_grace"], show_default=True,
+    help="Seconds requests and runs in progress get after SIGTERM; the process is gone "
+    "within it [env: ORACLE_SHUTDOWN_GRACE].",
+)  # fmt: skip
+@click.option(
     "--log-level", default="info", show_default=True,
     type=click.Choice(["critical", "error", "warning", "info", "debug"]),
     help="Server log level (logs go to stderr).",
@@ -53,13 +75,17 @@ def serve_command(
     api_base: str | None,
     max_body_bytes: int,
     max_message_chars: int,
+    allowed_hosts: str,
+    header_timeout: float,
+    body_timeout: float,
+    shutdown_grace: float,
     log_level: str,
 ) -> None:
     """Serve the oracle over HTTP: API, OpenAI-compatible endpoint and a chat page at /.
 
     Requests need `Authorization: Bearer <token>` when ORACLE_API_TOKEN is set (several
     tokens may be given, comma-separated). Without a token the server binds to a loopback
-    address only.
+    address only and answers only to loopback Host names (localhost, 127.0.0.1, [::1]).
     """
     from oracle_core.loopback import is_loopback_host
     from oracle_core.server.auth import TOKEN_ENV, parse_tokens
@@ -74,9 +100,8 @@ def serve_command(
         )
         sys.exit(2)
     try:
-        import uvicorn
-
         from oracle_core.server import Limits, create_app
+        from oracle_core.server.serving import ServerTimeouts, make_server
     except ImportError as error:
         click.echo(
             f"oracle: serve needs the server extra ({error.name} is missing): "
@@ -84,12 +109,23 @@ def serve_command(
             err=True,
         )
         sys.exit(1)
+    from oracle_core.server.hosts import HostPolicy
+
+    try:  # before the oracle is built: a wrong list should not wait for every plugin
+        HostPolicy.for_server(token=bool(tokens), allowed_hosts=allowed_hosts)
+    except ValueError as error:
+        click.echo(f"oracle: {error}", err=True)
+        sys.exit(2)
     from oracle_core.errors import PluginConflictError
 
     oracle = build_oracle(model=model, api_base=api_base)
-    limits = Limits(max_body_bytes=max_body_bytes, max_message_chars=max_message_chars)
+    limits = Limits(
+        max_body_bytes=max_body_bytes,
+        max_message_chars=max_message_chars,
+        body_timeout_seconds=body_timeout,
+    )
     try:
-        app = create_app(oracle, tokens=tokens, limits=limits)
+        app = create_app(oracle, tokens=tokens, limits=limits, allowed_hosts=allowed_hosts)
     except PluginConflictError as error:
         click.echo(f"oracle: {error}", err=True)
         sys.exit(1)
@@ -106,20 +142,6 @@ def serve_command(
         f"oracle: serving {len(oracle.registry)} plugin(s) on http://{shown}:{bound_port} "
         f"(chat page /, API docs /docs, auth {'on' if tokens else 'off'})"
     )
-
-    class _Server(uvicorn.Server):
-        async def startup(self, *args: Any, **kwargs: Any) -> None:
-            await super().startup(*args, **kwargs)
-            if not self.should_exit:
-                click.echo(banner)
-
-    config = uvicorn.Config(
-        app,
-        log_level=log_level,
-        lifespan="on",
-        server_header=False,
-        # On SIGTERM, streams and runs in progress get this long to finish; the rest are
-        # cancelled and saved as such.
-        timeout_graceful_shutdown=30,
-    )
-    _Server(config).run(sockets=[sock])
+    timeouts = ServerTimeouts(header_seconds=header_timeout, shutdown_grace_seconds=shutdown_grace)
+    server = make_server(app, timeouts, log_level=log_level, on_serving=lambda: click.echo(banner))
+    server.run(sockets=[sock])

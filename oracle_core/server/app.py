@@ -9,16 +9,19 @@ from typing import TYPE_CHECKING
 
 from fastapi import FastAPI, Request
 from starlette.responses import Response
+from starlette.types import ASGIApp
 
 from oracle_core import __version__
 from oracle_core.server.api import api_router, health_router
 from oracle_core.server.auth import BearerAuth
 from oracle_core.server.context import ServerContext
 from oracle_core.server.errors import error_response, install_error_handlers
+from oracle_core.server.hosts import HostGuardMiddleware, HostPolicy
 from oracle_core.server.limits import BodyLimitMiddleware, Limits
 from oracle_core.server.openai_compat import openai_router
 from oracle_core.server.page import page_router, static_mount
 from oracle_core.server.plugin_routes import plugin_routes
+from oracle_core.server.security import SecurityHeadersMiddleware
 
 if TYPE_CHECKING:
     from oracle_core.oracle import Oracle
@@ -36,6 +39,7 @@ def create_app(
     tokens: Iterable[str] | str = (),
     limits: Limits | None = None,
     chat_page: bool = True,
+    allowed_hosts: Iterable[str] | str | None = None,
 ) -> FastAPI:
     """Build the HTTP application serving ``oracle``.
 
@@ -43,12 +47,18 @@ def create_app(
     stopping it cancels the runs still in progress (each saved as ``cancelled``), runs the
     ``oracle_shutdown`` hooks and closes the oracle's store.
 
+    Every response carries the security headers of :mod:`oracle_core.server.security`, and
+    a request whose ``Host`` the server does not answer to is refused (421) before any
+    route sees it: without tokens only loopback names are answered (against DNS rebinding).
+
     Args:
         oracle: the oracle to serve.
         tokens: accepted bearer tokens (a string is read as comma-separated tokens); empty:
             no authentication (bind to loopback only).
         limits: request limits; default :class:`Limits`.
         chat_page: serve the chat page at ``/``.
+        allowed_hosts: with tokens, the ``Host`` names to answer to (a string is read as
+            comma-separated; ``*.example.com`` for subdomains); ``None``: any name.
 
     Returns:
         The FastAPI app; ``app.state.oracle`` and ``app.state.server`` (a
@@ -56,8 +66,11 @@ def create_app(
 
     Raises:
         PluginConflictError: a plugin route would shadow a core route or another route.
+        ValueError: ``allowed_hosts`` is given without tokens, or names no host.
     """
-    ctx = ServerContext(oracle, BearerAuth(tokens), limits or Limits())
+    auth = BearerAuth(tokens)
+    hosts = HostPolicy.for_server(token=auth.enabled, allowed_hosts=allowed_hosts)
+    ctx = ServerContext(oracle, auth, limits or Limits(), hosts)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -68,7 +81,7 @@ def create_app(
             await ctx.runs.cancel_all()
             await oracle.close()
 
-    app = FastAPI(
+    app = _GuardedApp(
         title="oracle",
         version=__version__,
         description=DESCRIPTION,
@@ -81,7 +94,11 @@ def create_app(
     app.state.server = ctx
     install_error_handlers(app)
     app.add_exception_handler(Exception, _internal_error)
-    app.add_middleware(BodyLimitMiddleware, max_bytes=ctx.limits.max_body_bytes)
+    app.add_middleware(
+        BodyLimitMiddleware,
+        max_bytes=ctx.limits.max_body_bytes,
+        timeout_seconds=ctx.limits.body_timeout_seconds,
+    )
     routers = [health_router(ctx), api_router(ctx), openai_router(ctx)]
     if chat_page:
         routers.append(page_router())
@@ -91,6 +108,19 @@ def create_app(
     core = [*app.router.routes, *(route for router in routers for route in router.routes)]
     app.router.routes.extend(plugin_routes(oracle.registry, ctx.auth, core))
     return app
+
+
+class _GuardedApp(FastAPI):
+    """FastAPI with the host check and the security headers outside every other layer.
+
+    ``add_middleware`` would put them inside Starlette's error middleware, whose 500s would
+    then go out without the headers.
+    """
+
+    def build_middleware_stack(self) -> ASGIApp:
+        ctx: ServerContext = self.state.server
+        guarded = HostGuardMiddleware(super().build_middleware_stack(), ctx.hosts)
+        return SecurityHeadersMiddleware(guarded)
 
 
 async def _internal_error(request: Request, error: Exception) -> Response:

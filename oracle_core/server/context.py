@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from oracle_core.server.auth import BearerAuth
 from oracle_core.server.errors import ApiError
+from oracle_core.server.hosts import HostPolicy
 from oracle_core.server.limits import THREAD_ID, Limits
 from oracle_core.server.runs import ThreadRuns
 
@@ -22,12 +23,14 @@ class ServerContext:
         oracle: the oracle being served.
         auth: the bearer-token check.
         limits: request limits.
+        hosts: the ``Host`` names the server answers to.
         runs: the runs in progress, at most one per thread.
     """
 
     oracle: Oracle
     auth: BearerAuth
     limits: Limits
+    hosts: HostPolicy = field(default_factory=HostPolicy)
     runs: ThreadRuns = field(init=False)
 
     def __post_init__(self) -> None:

@@ -167,7 +167,8 @@ async def _chunks(
     """The run as ``chat.completion.chunk`` messages, then ``data: [DONE]``.
 
     Text the model writes is streamed as it comes (text written before a tool call
-    included); a failed run ends with an OpenAI-style ``{"error": ...}`` message.
+    included); a failed run, or one the stopping server cancelled, ends with an
+    OpenAI-style ``{"error": ...}`` message.
     """
     base = {
         "id": completion_id,
@@ -181,7 +182,7 @@ async def _chunks(
         return sse_message({**base, "choices": [choice]})
 
     yield chunk({"role": "assistant", "content": ""})
-    streamed = False
+    streamed = finished = False
     try:
         async for event in with_pings(handle, ping):
             if event is None:
@@ -190,6 +191,7 @@ async def _chunks(
                 streamed = True
                 yield chunk({"content": event.text})
             elif isinstance(event, RunFinished):
+                finished = True
                 if event.status != "completed":
                     yield _error(f"run {event.run_id} {event.status}: {event.error}")
                     break
@@ -198,6 +200,8 @@ async def _chunks(
                 yield chunk({}, "stop")
                 if include_usage:
                     yield sse_message({**base, "choices": [], "usage": _usage(event.usage)})
+        if not finished:
+            yield _error(handle.cancelled().message)
     except Exception as error:
         yield _error(f"the run broke down: {type(error).__name__}: {error}")
     yield b"data: [DONE]\n\n"

@@ -8,8 +8,10 @@ plugin: a path with ``.``, ``..`` or empty segments (which would read as another
 two routes of one plugin with the same method and path (path parameter names aside), and,
 as a guard for future core routes, any plugin route equal to a core route.
 
-Routes need the server's bearer token unless the plugin marks them ``public=True``. An
-endpoint may return a Starlette ``Response`` or any JSON-serialisable value; one that raises
+Routes need the server's bearer token unless the plugin marks them ``public=True``. They are
+served only while their plugin is part of the running oracle: a plugin whose
+``oracle_startup`` failed is gone from ``oracle.registry`` once the oracle has started, and
+its routes answer 503 naming the plugin. An endpoint may return a Starlette ``Response`` or any JSON-serialisable value; one that raises
 is answered with a 500 naming the plugin (details in the server log). The oracle is at
 ``request.app.state.oracle``.
 """
@@ -126,6 +128,13 @@ def _endpoint(plugin: str, route: Route, path: str, auth: BearerAuth) -> Any:
     async def endpoint(request: Request) -> Response:
         if not route.public:
             auth.check(request)
+        if plugin not in request.app.state.oracle.registry:
+            raise ApiError(
+                503,
+                "plugin_unavailable",
+                f"plugin {plugin!r} is not running (its startup failed; see the server log), "
+                f"so {path} is not served",
+            )
         try:
             if inspect.iscoroutinefunction(route.endpoint):
                 value = await route.endpoint(request)

@@ -4,7 +4,8 @@ Two posts to one thread never interleave: while a run is in progress on a thread
 post to it is refused with 409 (``thread_busy``) naming the run, instead of waiting in a
 queue that could hold a connection open for minutes. A run, once started, works to its end
 even if the client goes away (its answer is saved in the thread); stopping the server
-cancels the runs still going, and each is saved as ``cancelled``.
+(:meth:`ThreadRuns.drain`) refuses new runs, gives those in progress a grace period, then
+cancels the rest, each saved as ``cancelled``.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from oracle_core.errors import ThreadConflictError
 from oracle_core.run.events import Event, RunStarted
-from oracle_core.run.loop import RunResult
+from oracle_core.run.result import RunResult
 from oracle_core.server.errors import ApiError
 
 if TYPE_CHECKING:
@@ -89,12 +90,17 @@ class RunHandle:
         try:
             return RunResult.from_events(self.thread_id, events)
         except ValueError:
-            raise ApiError(
-                503,
-                "run_cancelled",
-                f"run {self.run_id} on thread {self.thread_id!r} was cancelled: the server is "
-                "stopping; post the message again once it is back",
-            ) from None
+            raise self.cancelled() from None
+
+    def cancelled(self) -> ApiError:
+        """The 503 (``run_cancelled``) for a run the stopping server cancelled before its end."""
+        return ApiError(
+            503,
+            "run_cancelled",
+            f"run {self.run_id} on thread {self.thread_id!r} was cancelled (and saved so): "
+            "the server is stopping; post the message again once it is back",
+            {"Retry-After": "5"},
+        )
 
 
 class ThreadRuns:
@@ -107,6 +113,7 @@ class ThreadRuns:
     def __init__(self, oracle: Oracle) -> None:
         self.oracle = oracle
         self._active: dict[str, RunHandle] = {}
+        self._stopping = False
 
     def active(self, thread_id: str) -> str | None:
         """The id of the run in progress on ``thread_id`` (``""`` while it starts), else None."""
@@ -121,8 +128,17 @@ class ThreadRuns:
         """Start a run on ``thread_id`` now, or refuse with 409 if one is in progress there.
 
         The check and the claim happen without yielding to the event loop, so two posts
-        arriving together cannot both pass.
+        arriving together cannot both pass. Once the server is stopping, every post is
+        refused with 503 (``shutting_down``).
         """
+        if self._stopping:
+            raise ApiError(
+                503,
+                "shutting_down",
+                "the server is stopping and starts no new runs; post the message again once "
+                "it is back",
+                {"Retry-After": "5", "Connection": "close"},
+            )
         running = self.active(thread_id)
         if running is not None:
             named = f" ({running})" if running else ""
@@ -163,6 +179,18 @@ class ThreadRuns:
         if handle is not None and handle.task is not None:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await asyncio.shield(handle.task)
+
+    async def drain(self, grace_seconds: float) -> None:
+        """Stop starting runs, give those in progress ``grace_seconds`` to end, cancel the rest.
+
+        A cancelled run is saved as ``cancelled``; whoever waits on it gets the 503 of
+        :meth:`RunHandle.cancelled` (a stream, its ``error`` event).
+        """
+        self._stopping = True
+        tasks = [h.task for h in self._active.values() if h.task is not None]
+        if tasks:
+            await asyncio.wait(tasks, timeout=grace_seconds)
+        await self.cancel_all()
 
     async def cancel_all(self) -> None:
         """Cancel every run still in progress and wait until each has saved its state."""

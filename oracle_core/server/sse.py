@@ -68,13 +68,23 @@ async def run_stream(handle: RunHandle, first: Event, ping_seconds: float) -> As
     that are already waiting are sent together in one write.
 
     Should the run break down outside the model's and tools' reach (the store fails, say),
-    an ``error`` event with a ``message`` ends the stream instead of ``done``.
+    or the stopping server cancel it, an ``error`` event with a ``message`` ends the stream
+    instead of ``done`` (``run_cancelled`` for the latter).
     """
-    yield _messages([first, *handle.ready()])
+    batch = [first, *handle.ready()]
+    finished = any(e.type == "done" for e in batch)
+    yield _messages(batch)
     try:
         async for event in with_pings(handle, ping_seconds):
+            if event is None:
+                yield PING
+                continue
             # Events that are already waiting go out in one write: fewer syscalls per run.
-            yield PING if event is None else _messages([event, *handle.ready()])
+            batch = [event, *handle.ready()]
+            finished = finished or any(e.type == "done" for e in batch)
+            yield _messages(batch)
+        if not finished:
+            raise handle.cancelled()
     except ApiError as error:
         yield sse_message({"type": "error", "error": error.type, "message": error.message}, "error")
     except Exception as error:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Callable
+import socket
+import threading
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -15,6 +17,7 @@ from starlette.responses import PlainTextResponse
 
 from oracle_core import Oracle, PluginManifest, Route, hookimpl
 from oracle_core.server import Limits, create_app
+from oracle_core.server.serving import ServerTimeouts, make_server
 
 
 @dataclass
@@ -32,6 +35,7 @@ class Serve(Protocol):
         *plugins: object,
         tokens: tuple[str, ...] = (),
         limits: Limits | None = None,
+        allowed_hosts: str | None = None,
         **options: Any,
     ) -> Served: ...
 
@@ -45,13 +49,14 @@ async def serve(make_oracle: Callable[..., Oracle]) -> AsyncIterator[Serve]:
             *plugins: object,
             tokens: tuple[str, ...] = (),
             limits: Limits | None = None,
+            allowed_hosts: str | None = None,
             **options: Any,
         ) -> Served:
             oracle = make_oracle(*plugins, **options)
-            app = create_app(oracle, tokens=tokens, limits=limits)
+            app = create_app(oracle, tokens=tokens, limits=limits, allowed_hosts=allowed_hosts)
             await stack.enter_async_context(app.router.lifespan_context(app))
             transport = httpx.ASGITransport(app=app)
-            client = httpx.AsyncClient(transport=transport, base_url="http://oracle.test")
+            client = httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1")
             await stack.enter_async_context(client)
             return Served(app, oracle, client)
 
@@ -138,3 +143,34 @@ def parse_sse() -> Callable[[str], list[tuple[str, dict[str, Any]]]]:
 def routes_plugin() -> type[RoutesPlugin]:
     """The :class:`RoutesPlugin` class, to build plugins with other routes."""
     return RoutesPlugin
+
+
+class Live(Protocol):
+    def __call__(self, app: Any, timeouts: ServerTimeouts | None = None) -> tuple[str, int]: ...
+
+
+@pytest.fixture
+def live() -> Iterator[Live]:
+    """Serve an app with ``oracle serve``'s uvicorn server, in a thread on 127.0.0.1.
+
+    Returns the bound ``(host, port)`` once the server takes connections; every server
+    started is stopped (as on SIGTERM) at the end of the test.
+    """
+    running: list[tuple[Any, threading.Thread]] = []
+
+    def start(app: Any, timeouts: ServerTimeouts | None = None) -> tuple[str, int]:
+        serving = threading.Event()
+        server = make_server(app, timeouts, log_level="warning", on_serving=serving.set)
+        sock = socket.socket()
+        sock.bind(("127.0.0.1", 0))
+        thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+        thread.start()
+        running.append((server, thread))
+        assert serving.wait(30), "uvicorn did not start"
+        host, port = sock.getsockname()[:2]
+        return host, port
+
+    yield start
+    for server, thread in running:
+        server.should_exit = True
+        thread.join(60)

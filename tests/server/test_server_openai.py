@@ -14,7 +14,7 @@ def client_for(served, api_key: str = "s3cret") -> openai.AsyncOpenAI:
     """An OpenAI client talking to the app in process."""
     transport = httpx.ASGITransport(app=served.app)
     return openai.AsyncOpenAI(
-        base_url="http://oracle.test/v1",
+        base_url="http://127.0.0.1/v1",
         api_key=api_key,
         http_client=httpx.AsyncClient(transport=transport),
         max_retries=0,
@@ -163,7 +163,7 @@ async def test_a_failed_run_is_a_server_error_the_client_does_not_retry(
     served = await serve(tokens=("s3cret",))
     transport = httpx.ASGITransport(app=served.app)
     client = openai.AsyncOpenAI(
-        base_url="http://oracle.test/v1",
+        base_url="http://127.0.0.1/v1",
         api_key="s3cret",
         http_client=httpx.AsyncClient(transport=transport),
     )

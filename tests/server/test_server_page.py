@@ -21,10 +21,13 @@ ARGS = [
 ]  # fmt: skip
 
 playwright_api = pytest.importorskip("playwright.sync_api", reason="pip install playwright")
-pytestmark = pytest.mark.skipif(
-    shutil.which(CHROMIUM) is None,
-    reason=f"{CHROMIUM} is absent: apt-get install chromium (Debian's package; no browser download)",
-)
+pytestmark = [
+    pytest.mark.slow,  # a browser: `pytest -m 'not slow'` skips it
+    pytest.mark.skipif(
+        shutil.which(CHROMIUM) is None,
+        reason=f"{CHROMIUM} is absent: apt-get install chromium (Debian's package; no browser download)",
+    ),
+]
 
 
 def serve_in_thread(app: Any) -> Iterator[str]:
@@ -51,6 +54,10 @@ def serve_in_thread(app: Any) -> Iterator[str]:
 
 @pytest.fixture
 def page_url(make_oracle, fake_openai: FakeOpenAI) -> Iterator[str]:
+    # litellm's first import takes seconds on a busy machine: pay it before the page's
+    # expectations (5 s each) start counting, not inside the first run.
+    import litellm  # noqa: F401
+
     oracle = make_oracle(CodePlugin("weather"), CodePlugin("notes", visibility="always"))
     yield from serve_in_thread(create_app(oracle, tokens=("s3cret",)))
 
@@ -60,7 +67,14 @@ def page() -> Iterator[Any]:
     with playwright_api.sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         try:
-            yield browser.new_page()
+            page = browser.new_page()
+            # Every Content-Security-Policy violation on the page lands in window.__csp.
+            page.add_init_script(
+                "window.__csp = [];"
+                "document.addEventListener('securitypolicyviolation', (e) =>"
+                " window.__csp.push(`${e.violatedDirective} ${e.blockedURI}`));"
+            )
+            yield page
         finally:
             browser.close()
 
@@ -102,3 +116,23 @@ def test_a_message_sent_on_the_page_shows_the_answer_tool_calls_loads_and_tokens
     expect(page.locator(".turn-usage")).to_have_text(
         "622 tokens this turn (600 prompt, 22 completion)"
     )
+    assert page.evaluate("window.__csp") == []  # the page works under its strict policy
+
+
+def test_the_browser_enforces_the_pages_policy(page_url: str, page: Any) -> None:
+    response = page.goto(page_url)
+    ran = page.evaluate(
+        """() => {
+            const script = document.createElement("script");
+            script.textContent = "window.__inline = true";
+            document.body.append(script);
+            return window.__inline === true;
+        }"""
+    )
+
+    assert "script-src 'self'" in response.headers["content-security-policy"]
+    assert response.headers["x-frame-options"] == "DENY"
+    assert ran is False
+    expect = playwright_api.expect
+    expect(page.locator("#token-form")).to_be_visible()  # app.js, from /static/, did run
+    assert any(v.startswith("script-src") for v in page.evaluate("window.__csp"))

@@ -73,10 +73,11 @@ async def test_startup_and_shutdown_hooks_run_once(make_oracle, kiosk, fake_open
     async with app.router.lifespan_context(app):
         assert kiosk.events == ["startup"]
         async with httpx.AsyncClient(
-            transport=httpx.ASGITransport(app=app), base_url="http://t"
+            transport=httpx.ASGITransport(app=app), base_url="http://127.0.0.1"
         ) as client:
-            await client.post("/threads/t/runs", json={"message": "one"})
-            await client.post("/threads/t/runs", json={"message": "two"})
+            for message in ("one", "two"):
+                response = await client.post("/threads/t/runs", json={"message": message})
+                assert response.status_code == 200, response.text
 
     assert kiosk.events == ["startup", "shutdown"]
 

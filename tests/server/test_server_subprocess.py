@@ -6,13 +6,16 @@ import on the first model call); the lifecycle tests start their own.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import queue
 import signal
+import socket
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,7 +26,10 @@ import openai
 import pytest
 from support import SitePackages
 
+from oracle_core import SQLiteCheckpointer
 from oracle_core.testing.openai_server import FakeOpenAI, Reply, SeenRequest
+
+pytestmark = pytest.mark.slow  # runs subprocesses: `pytest -m 'not slow'` skips it
 
 PLUGIN = '''
 import os
@@ -84,11 +90,18 @@ def _pump(stream: IO[str], sink: Callable[[str], None]) -> None:
     sink("")  # end of output
 
 
-def start_server(root: Path, fake: FakeOpenAI, name: str) -> Server:
-    """Start ``oracle serve --port 0`` and wait for its banner (printed once it serves).
+def start_server(
+    root: Path,
+    fake: FakeOpenAI,
+    name: str,
+    *args: str,
+    env: dict[str, str] | None = None,
+) -> Server:
+    """Start ``oracle serve --port 0 <args>`` and wait for its banner (printed once it serves).
 
-    ``name`` keeps each server's home folder and plugin log apart. Both pipes are read in
-    threads, so the server can never stall on a full pipe.
+    ``name`` keeps each server's home folder and plugin log apart; ``env`` adds to (or
+    overrides) its environment. Both pipes are read in threads, so the server can never
+    stall on a full pipe.
     """
     log = root / f"{name}.log"
     log.write_text("")
@@ -102,6 +115,7 @@ def start_server(root: Path, fake: FakeOpenAI, name: str) -> Server:
         "OPENAI_API_KEY": "sk-fake",
         "ORACLE_API_TOKEN": "tok-one,tok-two",
         "KIOSK_LOG": str(log),
+        **(env or {}),
     }
     command = [
         sys.executable,
@@ -112,6 +126,7 @@ def start_server(root: Path, fake: FakeOpenAI, name: str) -> Server:
         "0",
         "--log-level",
         "warning",
+        *args,
     ]
     process = subprocess.Popen(
         command, env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
@@ -282,10 +297,28 @@ def test_startup_and_shutdown_hooks_run_once_and_sigterm_stops_cleanly(
     assert running.log.read_text().split() == ["startup", "shutdown"]
 
 
-def test_serve_refuses_a_public_address_without_a_token(root: Path) -> None:
+@pytest.mark.parametrize(
+    ("args", "env", "says"),
+    [
+        (
+            ["--host", "0.0.0.0"],
+            {},
+            ["refusing to serve on 0.0.0.0 without an API token", "ORACLE_API_TOKEN"],
+        ),
+        (
+            [],
+            {"ORACLE_ALLOWED_HOSTS": "oracle.example.com"},
+            ["ORACLE_ALLOWED_HOSTS (--allowed-hosts) needs ORACLE_API_TOKEN"],
+        ),
+    ],
+    ids=["public address", "allowed hosts"],
+)
+def test_serve_refuses_to_start_open_to_other_sites_without_a_token(
+    root: Path, args: list[str], env: dict[str, str], says: list[str]
+) -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "oracle_core", "serve", "--host", "0.0.0.0"],
-        env={**os.environ, "ORACLE_API_TOKEN": "", "ORACLE_HOME": str(root / "home3")},
+        [sys.executable, "-m", "oracle_core", "serve", *args],
+        env={**os.environ, "ORACLE_API_TOKEN": "", "ORACLE_HOME": str(root / "home3"), **env},
         capture_output=True,
         text=True,
         timeout=60,
@@ -293,8 +326,8 @@ def test_serve_refuses_a_public_address_without_a_token(root: Path) -> None:
     )
 
     assert result.returncode == 2
-    assert "refusing to serve on 0.0.0.0 without an API token" in result.stderr
-    assert "ORACLE_API_TOKEN" in result.stderr
+    for text in says:
+        assert text in result.stderr
 
 
 def test_events_in_the_stream_are_one_json_object_per_data_line(
@@ -308,3 +341,99 @@ def test_events_in_the_stream_are_one_json_object_per_data_line(
         data = [json.loads(line[6:]) for line in response.iter_lines() if line.startswith("data: ")]
 
     assert data[-1]["type"] == "done" and data[-1]["answer"] == "Line one.\nLine two."
+
+
+def test_sigterm_during_runs_gives_their_clients_503_and_exits_within_the_grace(
+    root: Path, fake: FakeOpenAI
+) -> None:
+    grace = 4.0
+    calls: queue.Queue[str] = queue.Queue()
+    release = threading.Event()
+
+    def respond(request: SeenRequest) -> Reply:
+        calls.put(request.messages[-1]["content"])
+        return Reply(content="Never sent.", hold=release)  # held open until the test ends
+
+    fake.respond_with(respond)
+    running = start_server(root, fake, "sigterm", "--shutdown-grace", str(grace))
+    auth = {"Authorization": "Bearer tok-one"}
+    outcome: dict[str, object] = {}
+
+    def post() -> None:
+        outcome["json"] = httpx.post(
+            f"{running.url}/threads/j/runs", json={"message": "json"}, headers=auth, timeout=60
+        )
+
+    def stream() -> None:
+        body = {"message": "stream", "stream": True}
+        with httpx.stream(
+            "POST", f"{running.url}/threads/s/runs", json=body, headers=auth, timeout=60
+        ) as response:
+            outcome["sse"] = [
+                json.loads(line[6:]) for line in response.iter_lines() if line.startswith("data: ")
+            ]
+
+    clients = [threading.Thread(target=post), threading.Thread(target=stream)]
+    try:
+        for client in clients:
+            client.start()
+        assert {calls.get(timeout=60), calls.get(timeout=60)} == {"json", "stream"}
+
+        signalled = time.monotonic()
+        running.process.send_signal(signal.SIGTERM)
+        running.process.wait(timeout=grace)  # raises if it is still running at the deadline
+        took = time.monotonic() - signalled
+        for client in clients:
+            client.join(30)
+    finally:
+        release.set()
+        running.process.kill()
+
+    response = outcome["json"]
+    assert isinstance(response, httpx.Response) and response.status_code == 503
+    assert response.json()["error"]["type"] == "run_cancelled"
+    events = outcome["sse"]
+    assert isinstance(events, list)
+    assert events[0]["type"] == "run_started"
+    assert events[-1]["type"] == "error" and events[-1]["error"] == "run_cancelled"
+    assert took < grace
+    assert running.process.returncode in (0, -signal.SIGTERM)
+    assert running.log.read_text().split() == ["startup", "shutdown"]
+    assert "graceful shutdown exceeded" not in "".join(running.stderr)  # not cut by uvicorn
+    store = SQLiteCheckpointer(root / "sigterm" / "oracle.db")
+    try:
+        statuses = [run_statuses(store, thread) for thread in ("j", "s")]
+    finally:
+        asyncio.run(store.close())
+    assert statuses == [["cancelled"], ["cancelled"]]
+
+
+def run_statuses(store: SQLiteCheckpointer, thread_id: str) -> list[str]:
+    """The statuses of a thread's saved runs."""
+    return [run.status for run in asyncio.run(store.load(thread_id)).runs]
+
+
+@pytest.mark.parametrize("env", [{"ORACLE_API_TOKEN": ""}, {"ORACLE_ALLOWED_HOSTS": "oracle.test"}])
+def test_a_server_refuses_hosts_it_does_not_answer_to_over_http(
+    root: Path, fake: FakeOpenAI, env: dict[str, str]
+) -> None:
+    running = start_server(root, fake, "hosts", env=env)
+    host, port = running.url.removeprefix("http://").rsplit(":", 1)
+    try:
+        replies = {}
+        for name in ("attacker.example", "localhost.attacker.example", "oracle.test", host):
+            with socket.create_connection((host, int(port)), timeout=30) as sock:
+                request = (
+                    f"GET /health HTTP/1.1\r\nHost: {name}:{port}\r\nConnection: close\r\n\r\n"
+                )
+                sock.sendall(request.encode())
+                replies[name] = sock.makefile("rb").readline().split()[1].decode()
+    finally:
+        stop_server(running)
+
+    if env.get("ORACLE_API_TOKEN") == "":  # no token: loopback names only
+        assert replies == {"attacker.example": "421", "localhost.attacker.example": "421",
+                           "oracle.test": "421", host: "200"}  # fmt: skip
+    else:  # a token and a list: the list only
+        assert replies == {"attacker.example": "421", "localhost.attacker.example": "421",
+                           "oracle.test": "200", host: "421"}  # fmt: skip
