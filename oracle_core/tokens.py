@@ -7,6 +7,7 @@ points ``TIKTOKEN_CACHE_DIR`` at them, so no download is ever attempted.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from oracle_core.environment import prepare_tokenizer
@@ -24,6 +25,14 @@ def _encoding() -> Any:
 def count_tokens(text: str) -> int:
     """Tokens in ``text`` under ``o200k_base``."""
     return len(_encoding().encode(text, disallowed_special=()))
+
+
+def count_message_tokens(message: Mapping[str, Any]) -> int:
+    """Tokens of one chat message as the model sees it: its public keys as compact JSON.
+
+    Keys starting with ``_`` are the core's bookkeeping and are never sent, so never counted.
+    """
+    return count_json_tokens({k: v for k, v in message.items() if not k.startswith("_")})
 
 
 def count_json_tokens(value: Any) -> int:

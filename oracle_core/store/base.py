@@ -17,11 +17,28 @@ class Checkpointer(ABC):
     append-only log; a writer that appends on top of a stale view gets
     :class:`~oracle_core.ThreadConflictError` instead of silently overwriting the other
     writer. Loaded plugins merge by union, so concurrent loads are never lost.
+
+    Text is valid UTF-8 in and out: every string a store saves (thread ids, any string at any
+    depth of a message, keys included, plugin names, run records) is cleaned first with
+    :func:`~oracle_core.text.clean_json` (a surrogate pair written as two code units becomes
+    its character, a lone surrogate becomes U+FFFD), and what a store loads is cleaned too,
+    so a thread saved before this rule still loads. A thread id is cleaned the same way on
+    every call, so ``"a\\ud83d"`` and ``"a\\ufffd"`` name one thread.
+
+    Leases keep one run at a time on a thread across processes: a run takes the thread's
+    lease with :meth:`acquire`, renews it with each :meth:`append` (``lease=owner``) and gives
+    it back with :meth:`release`. Expiry is wall-clock time (``time.time()``) of the process
+    running the store's code; a lease whose expiry has passed is free for the next acquirer.
+    A run left ``running`` whose thread has no live lease is found by :meth:`mark_interrupted`.
     """
 
     @abstractmethod
     async def load(self, thread_id: str) -> ThreadState:
-        """Return the thread's state; an unknown thread is empty (no messages, nothing loaded)."""
+        """Return the thread's state; an unknown thread is empty (no messages, nothing loaded).
+
+        The state's ``message_tokens`` holds each message's token count, aligned with
+        ``messages``; every string in it is valid UTF-8.
+        """
 
     @abstractmethod
     async def append(
@@ -32,8 +49,14 @@ class Checkpointer(ABC):
         messages: Sequence[Message] = (),
         loaded: Sequence[str] = (),
         run: RunRecord | None = None,
+        lease: str | None = None,
+        tokens: Sequence[int] | None = None,
     ) -> list[str]:
         """Save one step atomically.
+
+        Messages are cleaned and each one's tokens counted once (its public keys, see
+        :func:`~oracle_core.store.saving.count_message`) before the step is saved; the counts
+        come back in :attr:`ThreadState.message_tokens`. That work runs off the event loop.
 
         Args:
             thread_id: the thread.
@@ -41,6 +64,14 @@ class Checkpointer(ABC):
             messages: new messages, appended in order.
             loaded: plugins to add to ``loaded_plugins`` (already present ones are ignored).
             run: the run's record to insert or update.
+            lease: an owner whose lease on the thread this step renews, in the same
+                transaction: when ``lease`` holds the thread's lease (live, or expired and not
+                yet taken by anyone else), its expiry becomes now plus the ``ttl`` it was last
+                acquired with. When it holds no lease on the thread (never acquired, released,
+                or taken over after expiry), nothing is renewed and the step is still saved:
+                ``base`` is what protects the message log.
+            tokens: the writer's own token count of each message (the run loop counts once
+                and passes them); the store counts the messages itself when absent.
 
         Returns:
             The thread's ``loaded_plugins`` after the merge (it may include other writers' loads).
@@ -54,6 +85,64 @@ class Checkpointer(ABC):
     async def threads(self) -> list[str]:
         """Every thread id stored, most recently updated first."""
 
+    @abstractmethod
+    async def acquire(self, thread_id: str, owner: str, ttl: float) -> bool:
+        """Take or renew the thread's lease for ``owner``, atomically across processes.
+
+        The lease is taken when the thread has none, when its lease has expired (its expiry
+        is at or before now), or when ``owner`` already holds it (a renewal); it then expires
+        ``ttl`` seconds from now and later renewals by :meth:`append` extend it by the same
+        ``ttl``. A thread has at most one lease; a thread need not exist to be leased.
+
+        Args:
+            thread_id: the thread.
+            owner: who runs on it (unique per run, e.g. ``"<host>:<pid>:<run id>"``).
+            ttl: seconds the lease lives without a renewal; must be positive.
+
+        Returns:
+            ``True`` when ``owner`` now holds the lease, ``False`` when another owner's live
+            lease holds the thread (nothing changes then).
+
+        Raises:
+            ValueError: when ``ttl`` is not positive.
+        """
+
+    @abstractmethod
+    async def release(self, thread_id: str, owner: str) -> None:
+        """Give up ``owner``'s lease on the thread, so the next acquirer need not wait.
+
+        Releasing a lease ``owner`` does not hold (never taken, already released, or taken
+        over by another owner after it expired) does nothing.
+        """
+
+    @abstractmethod
+    async def mark_interrupted(self, thread_id: str | None = None) -> list[str]:
+        """Mark ``interrupted`` every ``running`` run whose thread has no live lease.
+
+        A run is left ``running`` when its process dies mid-run; without a live lease on its
+        thread (none, or expired) nothing is working on it any more. Each such run's status
+        becomes ``interrupted``, its ``updated_at`` now, and its ``error`` (when empty) says
+        why; its messages are kept. A run on a thread whose lease is live, whoever owns it,
+        is left as it is. A run that never takes a lease is found interrupted by the first
+        call, so every process sharing a store with callers of this method must take leases.
+
+        Args:
+            thread_id: only this thread's runs; every thread's when ``None``.
+
+        Returns:
+            The ids of the runs marked, oldest first.
+        """
+
     async def close(self) -> None:
         """Release connections and files. Safe to call twice."""
         return None
+
+
+INTERRUPTED_ERROR = "the run stopped before it ended: no process held its thread's lease"
+"""The ``error`` :meth:`Checkpointer.mark_interrupted` gives a run that had none."""
+
+
+def check_ttl(ttl: float) -> None:
+    """Raise :class:`ValueError` unless ``ttl`` is a positive number of seconds."""
+    if not ttl > 0:
+        raise ValueError(f"a lease's ttl must be a positive number of seconds, not {ttl!r}")

@@ -2,18 +2,26 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import re
 import sqlite3
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any, TypeVar
 
 from oracle_core.run.messages import Message
-from oracle_core.store.base import Checkpointer
+from oracle_core.store.base import INTERRUPTED_ERROR, Checkpointer, check_ttl
 from oracle_core.store.memory import conflict
 from oracle_core.store.plugin_store import connect_sqlite
+from oracle_core.store.saving import count_message
 from oracle_core.store.state import RunRecord, ThreadState
+from oracle_core.text import clean_text
+
+T = TypeVar("T")
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS oracle_threads (
@@ -25,6 +33,7 @@ CREATE TABLE IF NOT EXISTS oracle_messages (
     thread_id TEXT NOT NULL,
     seq INTEGER NOT NULL,
     message TEXT NOT NULL,
+    tokens INTEGER,
     PRIMARY KEY (thread_id, seq)
 );
 CREATE TABLE IF NOT EXISTS oracle_loaded_plugins (
@@ -37,10 +46,82 @@ CREATE TABLE IF NOT EXISTS oracle_runs (
     run_id TEXT PRIMARY KEY,
     thread_id TEXT NOT NULL,
     created_at REAL NOT NULL,
-    record TEXT NOT NULL
+    record TEXT NOT NULL,
+    status TEXT
 );
 CREATE INDEX IF NOT EXISTS oracle_runs_by_thread ON oracle_runs (thread_id, created_at);
+CREATE TABLE IF NOT EXISTS oracle_leases (
+    thread_id TEXT PRIMARY KEY,
+    owner TEXT NOT NULL,
+    ttl REAL NOT NULL,
+    expires_at REAL NOT NULL
+);
 """
+"""The tables; files made before ``tokens`` and ``status`` existed gain them on open."""
+
+# Columns added after the first release: (table, column, SQL filling it in for old rows).
+_ADDED_COLUMNS = (
+    ("oracle_messages", "tokens INTEGER", None),  # counted when the row is first loaded
+    (
+        "oracle_runs",
+        "status TEXT",
+        "UPDATE oracle_runs SET status = json_extract(record, '$.status')",
+    ),
+)
+
+_AFTER_MIGRATION = """
+CREATE INDEX IF NOT EXISTS oracle_runs_running ON oracle_runs (thread_id) WHERE status = 'running';
+"""
+
+# A row saved with json.dumps' default ensure_ascii=True spells a surrogate as an escape;
+# only such rows can load as invalid text (the column itself is always valid UTF-8).
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _to_json(value: Any) -> tuple[str, Any]:
+    """``value`` as JSON text with every string cleaned, and the clean value.
+
+    The clean value is ``value`` itself when it was already valid (one dump, one encode).
+    """
+    raw = json.dumps(value, ensure_ascii=False)
+    # With ensure_ascii=False surrogates stay raw and each string's code units stay adjacent,
+    # so cleaning the JSON text cleans every string (keys too) exactly as clean_json would.
+    text = clean_text(raw)
+    return text, (value if text is raw else json.loads(text))
+
+
+def _from_json(text: str) -> tuple[Any, str | None]:
+    """Parse stored JSON, cleaned; with its clean text when the stored text must be rewritten."""
+    value = json.loads(text)
+    if _SURROGATE_ESCAPE.search(text) is None:
+        return value, None
+    fixed, clean = _to_json(value)
+    return (value, None) if clean is value else (clean, fixed)
+
+
+def _migrate(db: sqlite3.Connection) -> None:
+    """Add the columns a file made by an older release lacks (once; safe across processes)."""
+
+    def missing() -> list[tuple[str, str, str | None]]:
+        found = []
+        for table, column, fill in _ADDED_COLUMNS:
+            names = {row[1] for row in db.execute(f"PRAGMA table_info({table})")}
+            if column.split()[0] not in names:
+                found.append((table, column, fill))
+        return found
+
+    if missing():
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            for table, column, fill in missing():  # again: another process may have been first
+                db.execute(f"ALTER TABLE {table} ADD COLUMN {column}")
+                if fill:
+                    db.execute(fill)
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+    db.executescript(_AFTER_MIGRATION)
 
 
 class SQLiteCheckpointer(Checkpointer):
@@ -48,33 +129,80 @@ class SQLiteCheckpointer(Checkpointer):
 
     Each step is one ``BEGIN IMMEDIATE`` transaction, so a crash leaves either the whole step
     or none of it, and writers from other processes queue on SQLite's lock (up to
-    ``busy_timeout`` seconds). Calls are short and made inline: a step costs well under a
-    millisecond on a local disk.
+    ``busy_timeout`` seconds). Every SQLite call, and the cleaning and token counting of new
+    messages, runs on one worker thread of the store's own, never on the event loop, so a
+    loop stays responsive while another process holds the lock; calls of one store run one
+    at a time, in the order made. A call whose caller is cancelled still finishes on the
+    worker (an append may be saved: reload to know). The file is opened (and created, or
+    migrated from an older release) by the first call.
 
     Args:
         path: the database file (created with its folder if missing).
         busy_timeout: seconds to wait for another process's write lock.
+        clock: the wall clock leases expire by (``time.time``); tests pass their own.
     """
 
-    def __init__(self, path: str | Path, *, busy_timeout: float = 30.0) -> None:
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        busy_timeout: float = 30.0,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
         self.path = Path(path)
+        self.busy_timeout = busy_timeout
+        self._clock = clock
         self._lock = threading.Lock()
-        self._db: sqlite3.Connection | None = connect_sqlite(
-            self.path, schema=SCHEMA, busy_timeout=busy_timeout
-        )
+        self._db: sqlite3.Connection | None = None
+        self._closed = False
+        self._worker = ThreadPoolExecutor(1, thread_name_prefix=f"oracle-sqlite-{self.path.name}")
 
     @property
     def connection(self) -> sqlite3.Connection:
-        """The open connection (for plugins that keep their own tables in the same file)."""
-        if self._db is None:
+        """The open connection, opened now if needed (for plugins keeping tables in the file).
+
+        It is shared with the store's worker thread; a plugin that writes through it should
+        prefer its own connection (:func:`~oracle_core.connect_sqlite`) so its transactions
+        never interleave with the store's.
+        """
+        with self._lock:
+            return self._connect()
+
+    def _connect(self) -> sqlite3.Connection:
+        """The connection, opened now if needed; call it holding ``_lock``."""
+        if self._closed:
             raise RuntimeError(f"{self.path} is closed")
+        if self._db is None:
+            db = connect_sqlite(self.path, schema=SCHEMA, busy_timeout=self.busy_timeout)
+            try:
+                _migrate(db)
+            except BaseException:
+                db.close()
+                raise
+            self._db = db
         return self._db
 
+    async def _call(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        """Run ``work`` with the connection on the worker thread."""
+
+        def run() -> T:
+            with self._lock:
+                return work(self._connect())
+
+        if self._closed:
+            raise RuntimeError(f"{self.path} is closed")
+        return await asyncio.get_running_loop().run_in_executor(self._worker, run)
+
     async def load(self, thread_id: str) -> ThreadState:
-        with self._lock:
-            db = self.connection
+        thread_id = clean_text(thread_id)
+        return await self._call(lambda db: self._load(db, thread_id))
+
+    def _load(self, db: sqlite3.Connection, thread_id: str) -> ThreadState:
+        db.execute("BEGIN")  # one snapshot: messages, loads and runs from the same step
+        try:
             rows = db.execute(
-                "SELECT message FROM oracle_messages WHERE thread_id = ? ORDER BY seq", (thread_id,)
+                "SELECT seq, message, tokens FROM oracle_messages WHERE thread_id = ? ORDER BY seq",
+                (thread_id,),
             ).fetchall()
             loaded = db.execute(
                 "SELECT plugin FROM oracle_loaded_plugins WHERE thread_id = ? ORDER BY seq",
@@ -84,12 +212,52 @@ class SQLiteCheckpointer(Checkpointer):
                 "SELECT record FROM oracle_runs WHERE thread_id = ? ORDER BY created_at, rowid",
                 (thread_id,),
             ).fetchall()
+        finally:
+            db.execute("COMMIT")
+        # One decode of every row at once: far cheaper than a json.loads call per row.
+        joined = "[" + ",".join(text for _, text, _ in rows) + "]"
+        messages: list[Message] = json.loads(joined)
+        tokens: list[int] = [count for _, _, count in rows]
+        repairs: list[tuple[str, int, str, int]] = []
+        if None in tokens or _SURROGATE_ESCAPE.search(joined):  # rows of an older release
+            for index, (seq, text, count) in enumerate(rows):
+                message, fixed = _from_json(text)
+                if count is None or fixed is not None:
+                    messages[index], tokens[index] = message, count_message(message)
+                    repairs.append((fixed or text, tokens[index], thread_id, seq))
+        if repairs:
+            self._repair(db, repairs)
         return ThreadState(
             thread_id,
-            messages=[json.loads(r[0]) for r in rows],
-            loaded_plugins=[r[0] for r in loaded],
-            runs=[RunRecord.from_json(json.loads(r[0])) for r in runs],
+            messages=messages,
+            loaded_plugins=[clean_text(r[0]) for r in loaded],
+            runs=[RunRecord.from_json(_from_json(r[0])[0]) for r in runs],
+            message_tokens=tokens,
         )
+
+    def _repair(self, db: sqlite3.Connection, repairs: list[tuple[str, int, str, int]]) -> None:
+        """Write back rows of an older release, cleaned and counted, if the lock is free now.
+
+        Messages never change once saved, so this is safe at any time; when another writer
+        holds the lock it is simply left for a later load (which waits for no one).
+        """
+        db.execute("PRAGMA busy_timeout = 0")
+        try:
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                db.executemany(
+                    "UPDATE oracle_messages SET message = ?, tokens = ? "
+                    "WHERE thread_id = ? AND seq = ?",
+                    repairs,
+                )
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+        except sqlite3.OperationalError:
+            pass  # locked by another writer: counted again next time
+        finally:
+            db.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
 
     async def append(
         self,
@@ -99,58 +267,165 @@ class SQLiteCheckpointer(Checkpointer):
         messages: Sequence[Message] = (),
         loaded: Sequence[str] = (),
         run: RunRecord | None = None,
+        lease: str | None = None,
+        tokens: Sequence[int] | None = None,
     ) -> list[str]:
-        now = time.time()
-        with self._lock:
-            db = self.connection
+        thread_id = clean_text(thread_id)
+        messages = list(messages)
+        counts = list(tokens) if tokens is not None and len(tokens) == len(messages) else None
+        return await self._call(
+            lambda db: self._append(db, thread_id, base, messages, loaded, run, lease, counts)
+        )
+
+    def _append(
+        self,
+        db: sqlite3.Connection,
+        thread_id: str,
+        base: int,
+        messages: list[Message],
+        loaded: Sequence[str],
+        run: RunRecord | None,
+        lease: str | None,
+        counts: list[int] | None = None,
+    ) -> list[str]:
+        # Clean and count before taking the write lock, so the lock is held briefly.
+        rows: list[tuple[str, int]] = []
+        for index, message in enumerate(messages):
+            text, clean = _to_json(message)
+            rows.append((text, counts[index] if counts is not None else count_message(clean)))
+        plugins = [clean_text(p) for p in loaded]
+        record = None if run is None else _to_json(run.to_json())
+        now = self._clock()
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            db.execute(
+                "INSERT INTO oracle_threads VALUES (?, ?, ?) "
+                "ON CONFLICT (thread_id) DO UPDATE SET updated_at = excluded.updated_at",
+                (thread_id, now, now),
+            )
+            if rows:
+                (count,) = db.execute(
+                    "SELECT count(*) FROM oracle_messages WHERE thread_id = ?", (thread_id,)
+                ).fetchone()
+                if count != base:
+                    raise conflict(thread_id, base, count)
+                db.executemany(
+                    "INSERT INTO oracle_messages (thread_id, seq, message, tokens) "
+                    "VALUES (?, ?, ?, ?)",
+                    [(thread_id, base + i, text, n) for i, (text, n) in enumerate(rows)],
+                )
+            for plugin in plugins:
+                db.execute(
+                    "INSERT OR IGNORE INTO oracle_loaded_plugins SELECT ?, ?, "
+                    "coalesce(max(seq), -1) + 1 FROM oracle_loaded_plugins WHERE thread_id = ?",
+                    (thread_id, plugin, thread_id),
+                )
+            if record is not None:
+                text, saved = record
+                db.execute(
+                    "INSERT INTO oracle_runs (run_id, thread_id, created_at, record, status) "
+                    "VALUES (?, ?, ?, ?, ?) ON CONFLICT (run_id) DO UPDATE SET "
+                    "record = excluded.record, status = excluded.status",
+                    (saved["id"], thread_id, saved["created_at"], text, saved["status"]),
+                )
+            if lease is not None:
+                db.execute(
+                    "UPDATE oracle_leases SET expires_at = ? + ttl "
+                    "WHERE thread_id = ? AND owner = ?",
+                    (now, thread_id, clean_text(lease)),
+                )
+            merged = db.execute(
+                "SELECT plugin FROM oracle_loaded_plugins WHERE thread_id = ? ORDER BY seq",
+                (thread_id,),
+            ).fetchall()
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        return [r[0] for r in merged]
+
+    async def threads(self) -> list[str]:
+        rows = await self._call(
+            lambda db: db.execute(
+                "SELECT thread_id FROM oracle_threads ORDER BY updated_at DESC"
+            ).fetchall()
+        )
+        return [r[0] for r in rows]
+
+    async def acquire(self, thread_id: str, owner: str, ttl: float) -> bool:
+        check_ttl(ttl)
+        thread_id, owner = clean_text(thread_id), clean_text(owner)
+
+        def take(db: sqlite3.Connection) -> bool:
+            now = self._clock()
+            # One statement, so atomic: insert, or take over when ours or expired.
+            cursor = db.execute(
+                "INSERT INTO oracle_leases (thread_id, owner, ttl, expires_at) "
+                "VALUES (?, ?, ?, ?) ON CONFLICT (thread_id) DO UPDATE SET "
+                "owner = excluded.owner, ttl = excluded.ttl, expires_at = excluded.expires_at "
+                "WHERE oracle_leases.owner = excluded.owner OR oracle_leases.expires_at <= ?",
+                (thread_id, owner, ttl, now + ttl, now),
+            )
+            return cursor.rowcount == 1
+
+        return await self._call(take)
+
+    async def release(self, thread_id: str, owner: str) -> None:
+        thread_id, owner = clean_text(thread_id), clean_text(owner)
+        await self._call(
+            lambda db: db.execute(
+                "DELETE FROM oracle_leases WHERE thread_id = ? AND owner = ?", (thread_id, owner)
+            )
+        )
+
+    async def mark_interrupted(self, thread_id: str | None = None) -> list[str]:
+        only = None if thread_id is None else clean_text(thread_id)
+
+        def stale(db: sqlite3.Connection, now: float) -> list[tuple[str, str]]:
+            rows: list[tuple[str, str]] = db.execute(
+                "SELECT run_id, record FROM oracle_runs AS r "
+                "WHERE status = 'running' AND (? IS NULL OR thread_id = ?) AND NOT EXISTS "
+                "(SELECT 1 FROM oracle_leases AS l "
+                " WHERE l.thread_id = r.thread_id AND l.expires_at > ?) "
+                "ORDER BY created_at, rowid",
+                (only, only, now),
+            ).fetchall()
+            return rows
+
+        def mark(db: sqlite3.Connection) -> list[str]:
+            if not stale(db, self._clock()):
+                return []  # the common case takes no write lock
             db.execute("BEGIN IMMEDIATE")
             try:
-                db.execute(
-                    "INSERT INTO oracle_threads VALUES (?, ?, ?) "
-                    "ON CONFLICT (thread_id) DO UPDATE SET updated_at = excluded.updated_at",
-                    (thread_id, now, now),
-                )
-                if messages:
-                    (count,) = db.execute(
-                        "SELECT count(*) FROM oracle_messages WHERE thread_id = ?", (thread_id,)
-                    ).fetchone()
-                    if count != base:
-                        raise conflict(thread_id, base, count)
-                    db.executemany(
-                        "INSERT INTO oracle_messages VALUES (?, ?, ?)",
-                        [(thread_id, base + i, json.dumps(m)) for i, m in enumerate(messages)],
-                    )
-                for plugin in loaded:
+                now = self._clock()
+                rows = stale(db, now)  # again, under the lock: a lease may have been taken
+                for run_id, text in rows:
+                    record = RunRecord.from_json(_from_json(text)[0])
+                    record.status, record.updated_at = "interrupted", now
+                    record.error = record.error or INTERRUPTED_ERROR
                     db.execute(
-                        "INSERT OR IGNORE INTO oracle_loaded_plugins SELECT ?, ?, "
-                        "coalesce(max(seq), -1) + 1 FROM oracle_loaded_plugins WHERE thread_id = ?",
-                        (thread_id, plugin, thread_id),
+                        "UPDATE oracle_runs SET record = ?, status = ? WHERE run_id = ?",
+                        (_to_json(record.to_json())[0], record.status, run_id),
                     )
-                if run is not None:
-                    db.execute(
-                        "INSERT INTO oracle_runs VALUES (?, ?, ?, ?) "
-                        "ON CONFLICT (run_id) DO UPDATE SET record = excluded.record",
-                        (run.id, thread_id, run.created_at, json.dumps(run.to_json())),
-                    )
-                merged = db.execute(
-                    "SELECT plugin FROM oracle_loaded_plugins WHERE thread_id = ? ORDER BY seq",
-                    (thread_id,),
-                ).fetchall()
                 db.execute("COMMIT")
             except BaseException:
                 db.execute("ROLLBACK")
                 raise
-        return [r[0] for r in merged]
+            return [run_id for run_id, _ in rows]
 
-    async def threads(self) -> list[str]:
-        with self._lock:
-            rows = self.connection.execute(
-                "SELECT thread_id FROM oracle_threads ORDER BY updated_at DESC"
-            ).fetchall()
-        return [r[0] for r in rows]
+        return await self._call(mark)
 
     async def close(self) -> None:
-        with self._lock:
-            if self._db is not None:
-                self._db.close()
-                self._db = None
+        if self._closed:
+            return
+
+        def shut() -> None:
+            with self._lock:
+                self._closed = True
+                if self._db is not None:
+                    self._db.close()
+                    self._db = None
+
+        # On the worker, after every call already made.
+        await asyncio.get_running_loop().run_in_executor(self._worker, shut)
+        self._worker.shutdown(wait=False)

@@ -8,8 +8,17 @@ from typing import Any, Literal
 
 from oracle_core.run.messages import Message, Usage
 
-RunStatus = Literal["running", "completed", "failed", "cancelled"]
-"""A run's status; a later release adds waiting statuses (approvals, connections)."""
+RunStatus = Literal["running", "completed", "failed", "cancelled", "interrupted"]
+"""A run's status.
+
+- ``running``: a process is working on it (or was, until it is found interrupted).
+- ``completed``, ``failed``, ``cancelled``: it ended; ``error`` says why a failed run failed.
+- ``interrupted``: it was still ``running`` when no process held its thread's lease any more
+  (the process working on it died or lost the lease), so it will never end by itself;
+  :meth:`~oracle_core.store.Checkpointer.mark_interrupted` sets it. Its messages so far are kept.
+
+A later release adds waiting statuses (approvals, connections).
+"""
 
 
 @dataclass
@@ -19,10 +28,11 @@ class RunRecord:
     Attributes:
         id: the run id.
         thread_id: the thread it works on.
-        status: ``running`` until it ends as ``completed``, ``failed`` or ``cancelled``.
+        status: ``running`` until it ends as ``completed``, ``failed`` or ``cancelled``, or is
+            found ``interrupted`` (see :data:`RunStatus`).
         steps: model calls made so far.
         usage: tokens the provider reported, summed over the run's model calls.
-        error: why it failed, for a failed run.
+        error: why it failed, for a failed run (or why it was interrupted).
         created_at: when it started (Unix seconds).
         updated_at: when it last saved (Unix seconds).
     """
@@ -63,12 +73,15 @@ class ThreadState:
             never sent to the model.
         loaded_plugins: on-demand plugins loaded in this thread, in load order; it only grows.
         runs: the thread's runs, oldest first.
+        message_tokens: each message's size in tokens (``o200k_base``, its public keys as
+            compact JSON), aligned with ``messages``; counted once when the message was saved.
     """
 
     thread_id: str
     messages: list[Message] = field(default_factory=list)
     loaded_plugins: list[str] = field(default_factory=list)
     runs: list[RunRecord] = field(default_factory=list)
+    message_tokens: list[int] = field(default_factory=list)
 
     @property
     def usage(self) -> Usage:
