@@ -9,6 +9,7 @@ only then is the oracle started), run (any number of runs, each over an immutabl
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import weakref
 from collections.abc import AsyncIterator, Sequence
@@ -258,7 +259,10 @@ class Oracle:
             log.warning("%s", warning)
         settings = self.settings
         self._lifecycle = Lifecycle(
-            self.plugin_manager, self._registry, timeout=settings.hook_timeout, strict=settings.strict
+            self.plugin_manager,
+            self._registry,
+            timeout=settings.hook_timeout,
+            strict=settings.strict,
         )
         # Plugins whose startup failed are gone from here on: tools, routes, middleware.
         self._registry = await self._lifecycle.start(self)
@@ -351,5 +355,22 @@ class Oracle:
     def _loop(self) -> asyncio.Runner:
         if self._runner is None:
             self._runner = asyncio.Runner()
-            weakref.finalize(self, self._runner.close)
+            weakref.finalize(self, _discard, self._runner)
         return self._runner
+
+
+def _discard(runner: asyncio.Runner) -> None:
+    """Close the event loop of a :meth:`Oracle.run_sync` oracle that was never closed.
+
+    Called when the oracle is garbage-collected, which may happen while another event
+    loop runs in this thread: then the loop is closed without running it again.
+    """
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        runner.close()
+        return
+    with contextlib.suppress(RuntimeError):
+        loop = runner.get_loop()
+        if not loop.is_closed():
+            loop.close()

@@ -205,7 +205,8 @@ def test_trace_plugins_prints_every_assembly_hook_call(
     site: SitePackages, capfd: pytest.CaptureFixture[str]
 ) -> None:
     code = plugin_code("weather") + "\n@hookimpl\ndef oracle_middleware():\n    return []\n"
-    site.add("oracle-plugin-weather", code, entry_point="weather")
+    # Its own module name: the real weather plugin may be imported by an earlier test.
+    site.add("oracle-plugin-traced", code, module="traced_weather", entry_point="weather")
 
     site.oracle(ORACLE_TRACE_PLUGINS="1")
 

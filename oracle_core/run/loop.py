@@ -17,7 +17,7 @@ from typing import Any
 
 from oracle_core.capabilities.gate import offered as offered_names
 from oracle_core.capabilities.gate import refused
-from oracle_core.errors import OracleError, RunLimitError
+from oracle_core.errors import OracleError, RunLimitError, ThreadBusyError, ThreadConflictError
 from oracle_core.run.deps import RunDeps
 from oracle_core.run.events import (
     CapabilityLoaded,
@@ -31,9 +31,12 @@ from oracle_core.run.events import (
     UsageEvent,
 )
 from oracle_core.run.executor import cap, error_result
+from oracle_core.run.lease import ThreadLease
 from oracle_core.run.messages import Message, ModelRequest, ModelResponse, ToolCall, ToolResult
-from oracle_core.run.requests import count_message_tokens
+from oracle_core.store.base import INTERRUPTED_ERROR
 from oracle_core.store.state import RunRecord
+from oracle_core.text import clean_json
+from oracle_core.tokens import count_message_tokens
 
 log = logging.getLogger("oracle_core.run")
 
@@ -78,46 +81,93 @@ class Run:
     async def _save(
         self, messages: list[Message], loaded: tuple[str, ...] | list[str] = ()
     ) -> None:
+        messages = [clean_json(m) for m in messages]  # what is saved is what is sent
+        tokens = await _count(messages)
         self.loaded = await self.deps.store.append(
             self.thread_id,
             base=len(self.messages),
             messages=messages,
             loaded=loaded,
             run=self.record,
+            lease=self.record.id,
+            tokens=tokens,
         )
         self.messages.extend(messages)
-        self.message_tokens += sum(count_message_tokens(m) for m in messages)
+        self.message_tokens += sum(tokens)
 
     async def events(self) -> AsyncGenerator[Event, None]:
-        """Run to the end, yielding events; state is saved after every step."""
-        async with self.deps.locks(self.thread_id):
-            self.deadline = asyncio.get_running_loop().time() + self.deps.limits.run_timeout
+        """Run to the end, yielding events; state is saved after every step.
+
+        The last event is always :class:`RunFinished`, whatever happened: a busy thread, a
+        failing store, the model, a tool, a middleware, the run's time limit.
+        """
+        deps = self.deps
+        lease = ThreadLease(
+            deps.store,
+            self.thread_id,
+            self.record.id,
+            ttl=deps.limits.lease_ttl,
+            wait=deps.limits.busy_wait,
+        )
+        try:
+            async with deps.locks(self.thread_id), lease:
+                self.deadline = asyncio.get_running_loop().time() + deps.limits.run_timeout
+                async for event in self._opened():
+                    yield event
+        except (ThreadBusyError, ThreadConflictError) as error:
+            self.record.status = "failed"
+            self.record.error = str(error)
+            yield RunStarted(self.record.id, self.thread_id)
+        yield RunFinished(
+            self.record.id,
+            self.record.status,
+            self.answer,
+            self.record.usage,
+            self.record.error,
+        )
+
+    async def _opened(self) -> AsyncIterator[Event]:
+        """The run from its first save on, with the thread held; ends without raising."""
+        await self._open()
+        try:
+            yield RunStarted(self.record.id, self.thread_id)
+            async for event in self._steps():
+                yield event
+        except (asyncio.CancelledError, GeneratorExit):
+            self.record.status = "cancelled"
+            await asyncio.shield(self._save([]))
+            raise
+        except Exception as error:
+            if not isinstance(error, OracleError):
+                log.exception("run %s failed", self.record.id)
+            self.record.status = "failed"
+            self.record.error = str(error)
+            try:
+                await self._save([])
+            except Exception:
+                log.exception("run %s: its failure could not be saved", self.record.id)
+
+    async def _open(self) -> None:
+        """Load the thread, close what a dead run left open, and save the user's message.
+
+        A writer that appended without holding the thread (an older process, a client
+        seeding a thread) only moves the base: the thread is read again, a few times.
+        """
+        for attempt in range(3):
             state = await self.deps.store.load(self.thread_id)
             self.messages, self.loaded = list(state.messages), list(state.loaded_plugins)
-            self.message_tokens = sum(count_message_tokens(m) for m in self.messages)
+            self.message_tokens = sum(state.message_tokens)
+            for run in state.runs:  # this run holds the thread: any other "running" one is dead
+                if run.status == "running":
+                    run.status, run.error = "interrupted", run.error or INTERRUPTED_ERROR
+                    await self.deps.store.append(self.thread_id, base=len(self.messages), run=run)
             opening = [*self._interrupted_results(), {"role": "user", "content": self.message}]
-            await self._save(opening)
             try:
-                yield RunStarted(self.record.id, self.thread_id)
-                async for event in self._steps():
-                    yield event
-            except (asyncio.CancelledError, GeneratorExit):
-                self.record.status = "cancelled"
-                await asyncio.shield(self._save([]))
-                raise
-            except Exception as error:
-                if not isinstance(error, OracleError):
-                    log.exception("run %s failed", self.record.id)
-                self.record.status = "failed"
-                self.record.error = str(error)
-                await self._save([])
-            yield RunFinished(
-                self.record.id,
-                self.record.status,
-                self.answer,
-                self.record.usage,
-                self.record.error,
-            )
+                await self._save(opening)
+                return
+            except ThreadConflictError:
+                if attempt == 2:
+                    raise
 
     def _interrupted_results(self) -> list[Message]:
         """Tool results for calls a crashed run left unanswered, so the thread stays valid."""
@@ -317,6 +367,18 @@ def capped_reply(message: Mapping[str, Any], limit: int) -> Message:
     if calls:
         assistant["tool_calls"] = calls
     return assistant
+
+
+async def _count(messages: list[Message]) -> list[int]:
+    """Each message's tokens; large messages are counted off the event loop."""
+    size = sum(
+        len(str(m.get("content") or ""))
+        + sum(len(_arguments(c)) for c in m.get("tool_calls") or [])
+        for m in messages
+    )
+    if size < 16_384:
+        return [count_message_tokens(m) for m in messages]
+    return await asyncio.to_thread(lambda: [count_message_tokens(m) for m in messages])
 
 
 def _name(call: Mapping[str, Any]) -> str:

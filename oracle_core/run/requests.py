@@ -15,8 +15,8 @@ from oracle_core.capabilities.gate import visible_tools
 from oracle_core.capabilities.meta_tools import META_TOOLS
 from oracle_core.capabilities.prompt import system_prompt, tier1_block
 from oracle_core.plugins.registry import Registry
-from oracle_core.run.messages import ModelRequest, public_message
-from oracle_core.tokens import count_json_tokens, count_tokens
+from oracle_core.run.messages import ModelRequest
+from oracle_core.tokens import count_json_tokens, count_message_tokens, count_tokens
 from oracle_core.tools import Tool
 
 _CACHED_TOOL_LISTS = 1024
@@ -111,8 +111,3 @@ class RequestBuilder:
             "messages": messages,
             "total": tier1 + meta + schemas + messages,
         }
-
-
-def count_message_tokens(message: Mapping[str, Any]) -> int:
-    """Tokens of one message as sent (compact JSON, private keys left out)."""
-    return count_json_tokens(public_message(message))
