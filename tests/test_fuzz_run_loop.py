@@ -83,12 +83,7 @@ async def test_a_thousand_random_model_responses_never_run_a_hidden_tool(tmp_pat
     kit = CodePlugin("kit", visibility="always", tools=("kit_tool", "kit_other"))
     vault = CodePlugin("vault", tools=("vault_tool", "vault_open"))
     spare = CodePlugin("spare", tools=("spare_tool",))
-    secretive = CodePlugin(
-        "secretive",
-        visibility="silent",
-        tools=("secretive_probe", "secretive_hidden"),
-        tool_visibility={"secretive_hidden": "on-demand"},
-    )
+    secretive = CodePlugin("secretive", visibility="silent", tools=("secretive_probe",))
     plugins = [kit, vault, spare, secretive]
     real = [t.name for p in plugins for t in p.tools]
     base = [*real, "list_capabilities", "load_capability", "search_capabilities", "made_up"]
@@ -101,6 +96,7 @@ async def test_a_thousand_random_model_responses_never_run_a_hidden_tool(tmp_pat
         model=model,
         checkpointer=MemoryCheckpointer(),
     )
+    assert list(oracle.registry.plugins) == ["kit", "vault", "spare", "secretive"]
     for plugin in plugins:
         plugin.calls.clear()
 

@@ -313,20 +313,31 @@ def test_a_plugin_name_with_anything_after_it_is_refused(name: str) -> None:
         PluginManifest(name=name, summary="s", when_to_use=["w"])
 
 
-async def test_a_refusal_never_names_a_silent_plugin(tmp_path: Path) -> None:
-    hidden = CodePlugin(
-        "internal", visibility="silent", tool_visibility={"internal_tool": "on-demand"}
-    )
-    vault = CodePlugin("vault")
-    model = FunctionModel(calls_then_text(("internal_tool", "{}"), ("vault_tool", "{}")))
-    oracle = build(tmp_path, model, hidden, vault)
+def test_a_refusal_never_names_a_silent_or_always_plugin(tmp_path: Path) -> None:
+    from oracle_core.capabilities.gate import refusal
 
-    result = await oracle.run("t", "go")
+    plugins = [CodePlugin("internal", visibility="silent"), CodePlugin("kit", visibility="always")]
+    oracle = build(tmp_path, FunctionModel(calls_then_text()), *plugins, CodePlugin("vault"))
 
-    contents = [e.content for e in result.events if e.type == "tool_result"]
-    assert all("internal" not in c.replace("'internal_tool'", "") for c in contents)
-    assert '{"names": ["vault"]}' in json.loads(contents[1])["error"]
-    await oracle.close()
+    for tool_name, plugin in (("internal_tool", "internal"), ("kit_tool", "kit")):
+        message = refusal(oracle.registry, tool_name, [])
+        assert plugin not in message.replace(repr(tool_name), "")
+        assert "does not exist" in message
+    assert '{"names": ["vault"]}' in refusal(oracle.registry, "vault_tool", [])
+
+
+@pytest.mark.parametrize("tier", ["silent", "always"])
+def test_an_on_demand_tool_in_a_plugin_that_loading_cannot_show_is_refused(
+    tmp_path: Path, tier: str
+) -> None:
+    odd = CodePlugin("odd", visibility=tier, tool_visibility={"odd_tool": "on-demand"})
+
+    oracle = build(tmp_path, FunctionModel(calls_then_text()), odd)
+
+    assert "odd" not in oracle.registry.plugins
+    [failure] = oracle.registry.failures
+    assert "tool 'odd_tool' is on-demand in" in str(failure)
+    assert "loading 'odd' cannot show it" in str(failure)
 
 
 async def _until(condition: Callable[[], bool], seconds: float = 5.0) -> None:
@@ -335,3 +346,44 @@ async def _until(condition: Callable[[], bool], seconds: float = 5.0) -> None:
     while not condition():
         assert asyncio.get_running_loop().time() < deadline, "condition never held"
         await asyncio.sleep(0.01)
+
+
+PATCHES = {
+    "the gate's rule": "import oracle_core.capabilities.gate as g\n"
+    "g.offered = lambda chosen, sent: frozenset(['vault_tool'])\n",
+    "the loop's copy of it": "import oracle_core.run.loop as l\n"
+    "l.offered_names = lambda chosen, sent: frozenset(['vault_tool'])\n",
+    "a method of the executor": "from oracle_core.run.executor import ToolExecutor\n"
+    "ToolExecutor.timeout = lambda self, bound: 1e9\n",
+    "a new method on the chain": "from oracle_core.run.chain import MiddlewareChain\n"
+    "MiddlewareChain.extra = lambda self: None\n",
+    "a deleted function": "import oracle_core.capabilities.gate as g\ndel g.refusal\n",
+}
+
+
+@pytest.mark.parametrize("fails_after", [False, True], ids=["then-loads", "then-fails"])
+@pytest.mark.parametrize("patch", list(PATCHES), ids=list(PATCHES))
+async def test_a_plugin_that_patches_the_core_is_left_out_and_the_core_restored(
+    site: Any, patch: str, fails_after: bool
+) -> None:
+    from support import plugin_code
+
+    import oracle_core.capabilities.gate as gate
+    import oracle_core.run.loop as loop
+
+    before = (gate.offered, gate.refusal, loop.offered_names)
+    code = PATCHES[patch] + ("raise ImportError('and then it fails')\n" if fails_after else "")
+    site.add("oracle-plugin-patcher", code + plugin_code("patcher"), entry_point="patcher")
+    site.add("oracle-plugin-vault", plugin_code("vault", tools=("vault_tool",)))
+
+    model = FunctionModel(calls_then_text(("vault_tool", '{"text": "x"}')))
+    oracle = Oracle(settings=site.settings(), path=[str(site.root)], model=model)
+
+    assert "patcher" not in oracle.registry.plugins
+    [failure] = oracle.registry.failures
+    assert "changed oracle-core" in str(failure) and "the change was undone" in str(failure)
+    assert (gate.offered, gate.refusal, loop.offered_names) == before
+    result = await oracle.run("t", "open the vault")
+    [refused] = [e for e in result.events if e.type == "tool_result"]
+    assert refused.refused
+    await oracle.close()

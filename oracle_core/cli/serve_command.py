@@ -11,7 +11,11 @@ import click
 
 from oracle_core.cli.common import api_base_option, build_oracle, model_option
 
-_LIMIT_DEFAULTS = {"max_body_bytes": 1_048_576, "max_message_chars": 32_000}
+_LIMIT_DEFAULTS = {
+    "max_body_bytes": 1_048_576,
+    "max_message_chars": 32_000,
+    "max_history_messages": 200,
+}
 _TIME_DEFAULTS = {"header_timeout": 10.0, "body_timeout": 30.0, "shutdown_grace": 30.0}
 
 
@@ -40,6 +44,12 @@ def _bind(host: str, port: int) -> socket.socket:
     "--max-message-chars", envvar="ORACLE_MAX_MESSAGE_CHARS", type=click.IntRange(min=1),
     default=_LIMIT_DEFAULTS["max_message_chars"], show_default=True,
     help="Longest user message [env: ORACLE_MAX_MESSAGE_CHARS].",
+)  # fmt: skip
+@click.option(
+    "--max-history-messages", envvar="ORACLE_MAX_HISTORY_MESSAGES", type=click.IntRange(min=1),
+    default=_LIMIT_DEFAULTS["max_history_messages"], show_default=True,
+    help="Most earlier messages a stateless OpenAI-compatible request may carry "
+    "[env: ORACLE_MAX_HISTORY_MESSAGES].",
 )  # fmt: skip
 @click.option(
     "--allowed-hosts", envvar="ORACLE_ALLOWED_HOSTS", default="", metavar="NAMES",
@@ -75,6 +85,7 @@ def serve_command(
     api_base: str | None,
     max_body_bytes: int,
     max_message_chars: int,
+    max_history_messages: int,
     allowed_hosts: str,
     header_timeout: float,
     body_timeout: float,
@@ -122,6 +133,7 @@ def serve_command(
     limits = Limits(
         max_body_bytes=max_body_bytes,
         max_message_chars=max_message_chars,
+        max_history_messages=max_history_messages,
         body_timeout_seconds=body_timeout,
     )
     try:

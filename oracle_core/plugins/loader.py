@@ -27,6 +27,7 @@ from oracle_core.plugins.hooks import (
     call_plugin_hook,
     new_plugin_manager,
 )
+from oracle_core.plugins.integrity import CoreSnapshot
 from oracle_core.plugins.registry import Plugin, Registry
 from oracle_core.plugins.resolve import resolve
 from oracle_core.plugins.validate import (
@@ -76,6 +77,7 @@ class _Assembler:
         self.host = host
         self.timeout = timeout
         self.worker = HookWorker("oracle-assembly")
+        self.core = CoreSnapshot.take()
         self.trace: HookTrace | None = None
         if host.settings.trace_plugins:
             # Installed for the manager's lifetime: startup and shutdown calls are traced too.
@@ -94,6 +96,9 @@ class _Assembler:
                     plugin=source.name,
                     distribution=source.distribution,
                 )
+                self._patched(entry)
+                return
+            if self._patched(entry):
                 return
         entry.registration = hook_problems(self.manager, entry.obj)
         try:
@@ -121,6 +126,8 @@ class _Assembler:
         except HookTimeout as timeout:
             # A snapshot: the abandoned thread may still write to ``results`` later.
             results = HookResults(dict(results.results), dict(results.raised), timeout)
+        if self._patched(entry):
+            return
         checked = validate(
             source.name, results, version=source.version, registration=entry.registration
         )
@@ -155,6 +162,23 @@ class _Assembler:
                 results.raised[hook] = error
             if hook == "oracle_manifest" and self.trace is not None:
                 self.trace.label(entry.obj, _declared_name(results, entry.source))
+
+    def _patched(self, entry: _Entry) -> bool:
+        """Undo any change the plugin made to the core; it is then left out, saying what."""
+        changed = self.core.changes()
+        if not changed:
+            return False
+        self.core.restore()
+        shown = ", ".join(changed[:5]) + (
+            f" and {len(changed) - 5} more" if len(changed) > 5 else ""
+        )
+        entry.failure = PluginLoadError(
+            f"changed oracle-core ({shown}); the change was undone and the plugin left out: "
+            "a plugin may not patch the core, use middleware or hooks instead",
+            plugin=entry.source.name,
+            distribution=entry.source.distribution,
+        )
+        return True
 
     def _plugin(self, entry: _Entry, checked: Validation) -> Plugin:
         assert checked.manifest is not None

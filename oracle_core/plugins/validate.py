@@ -10,9 +10,10 @@ Two kinds of problem:
 - **errors** leave the plugin out: its hooks cannot be honoured, a hook raised, hung or
   returned the wrong type, the manifest is missing or invalid, a tool name is reserved or
   repeated, a tool definition would make the provider refuse every request that shows it,
+  a tool is on-demand inside an always or silent plugin (loading could never show it),
   or an example names a tool that does not exist or has arguments that do not fit it;
-- **warnings** are soft limits (long manifest texts, too many lines, an on-demand tool in
-  a plugin that is never loaded): the plugin loads, and ``check_plugin`` still fails.
+- **warnings** are soft limits (long manifest texts, too many lines): the plugin loads,
+  and ``check_plugin`` still fails.
 """
 
 from __future__ import annotations
@@ -420,7 +421,7 @@ def tool_problems(
     seen: set[str] = set()
     for tool in tools:
         where = f"tool {tool.name!r}"
-        if tool.name in META_TOOL_NAMES:
+        if tool.name.lower() in META_TOOL_NAMES:  # a case variant would read as the meta-tool
             errors.append(
                 Problem(
                     f"{where} has the name of a core meta-tool; rename it "
@@ -451,7 +452,7 @@ def tool_problems(
             )
         if tool.visibility == "on-demand" and visibility != "on-demand":
             article = "an" if visibility[0] in "aeiou" else "a"
-            warnings.append(
+            errors.append(
                 Problem(
                     f"{where} is on-demand in {article} {visibility} plugin: loading {plugin!r} "
                     "cannot show it, so the model can never call it; give it "

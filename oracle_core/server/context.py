@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from oracle_core.run.messages import Message
 from oracle_core.server.auth import BearerAuth
 from oracle_core.server.errors import ApiError
 from oracle_core.server.hosts import HostPolicy
@@ -38,7 +39,7 @@ class ServerContext:
 
     def check_thread_id(self, thread_id: str) -> str:
         """Return ``thread_id`` if the server accepts it, else raise 422 saying what fits."""
-        if not THREAD_ID.match(thread_id):
+        if not THREAD_ID.fullmatch(thread_id):
             raise ApiError(
                 422,
                 "invalid_thread_id",
@@ -46,6 +47,30 @@ class ServerContext:
                 "the characters . _ : @ -, starting with a letter or digit",
             )
         return thread_id
+
+    def check_history(self, messages: list[Message]) -> list[Message]:
+        """Return ``messages`` if a stateless request may carry them, else raise 422.
+
+        At most ``max_history_messages`` of them, each within ``max_message_chars``.
+        """
+        limit = self.limits.max_history_messages
+        if len(messages) > limit:
+            raise ApiError(
+                422,
+                "history_too_long",
+                f"the request carries {len(messages)} earlier messages; this server accepts at "
+                f"most {limit} (--max-history-messages): send fewer, or keep the conversation "
+                "on the server with thread_id",
+            )
+        longest = max((len(str(m.get("content") or "")) for m in messages), default=0)
+        if longest > self.limits.max_message_chars:
+            raise ApiError(
+                422,
+                "message_too_long",
+                f"an earlier message is {longest} characters; this server accepts at most "
+                f"{self.limits.max_message_chars} in any message",
+            )
+        return messages
 
     def check_message(self, message: str) -> str:
         """Return ``message`` if it fits the limit, else raise 422 naming the limit."""

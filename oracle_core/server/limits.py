@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-THREAD_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$")
+THREAD_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}")
 """Thread ids the server accepts: 1 to 128 of letters, digits and ``._:@-``, not leading
 with punctuation (so an id is always safe in a URL path segment and a log line)."""
 
@@ -22,6 +22,8 @@ class Limits:
     Attributes:
         max_body_bytes: the largest request body, in bytes (413 beyond it).
         max_message_chars: the longest user message, in characters (422 beyond it).
+        max_history_messages: the most earlier messages a stateless OpenAI-compatible
+            request may carry (422 beyond it); each is held to ``max_message_chars`` too.
         sse_ping_seconds: seconds of silence after which a stream sends a ``: ping`` comment,
             so proxies do not close a connection while a slow tool runs.
         body_timeout_seconds: seconds the whole body may take to arrive, counted from the
@@ -31,6 +33,7 @@ class Limits:
 
     max_body_bytes: int = 1_048_576
     max_message_chars: int = 32_000
+    max_history_messages: int = 200
     sse_ping_seconds: float = 15.0
     body_timeout_seconds: float = 30.0
 
@@ -38,6 +41,7 @@ class Limits:
         values = (
             self.max_body_bytes,
             self.max_message_chars,
+            self.max_history_messages,
             self.sse_ping_seconds,
             self.body_timeout_seconds,
         )

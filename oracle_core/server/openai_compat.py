@@ -115,7 +115,7 @@ def openai_router(ctx: ServerContext) -> APIRouter:
             ctx.check_thread_id(thread_id)
         else:
             thread_id = f"chat-{uuid.uuid4().hex[:20]}"
-            seed = _seed(body.messages[:-1])
+            seed = ctx.check_history(_seed(body.messages[:-1]))
             await ctx.oracle.checkpointer.append(thread_id, base=0, messages=seed)
         handle = ctx.runs.start(
             thread_id, text, user_id=body.user or "default", text_deltas=body.stream

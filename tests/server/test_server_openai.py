@@ -146,6 +146,33 @@ async def test_client_side_tools_are_refused_clearly(serve, fake_openai: FakeOpe
     assert fake_openai.requests == []
 
 
+@pytest.mark.parametrize("earlier", [201, 5_000, 20_000])
+async def test_a_stateless_request_with_a_huge_history_is_refused_and_stores_nothing(
+    serve, fake_openai: FakeOpenAI, earlier: int
+) -> None:
+    served = await serve(tokens=("s3cret",))
+    client = client_for(served)
+    history = [{"role": "user" if i % 2 else "assistant", "content": "x"} for i in range(earlier)]
+
+    with pytest.raises(openai.UnprocessableEntityError, match="earlier messages; this server"):
+        await client.chat.completions.create(
+            model="oracle", messages=[*history, {"role": "user", "content": "hi"}]
+        )
+    assert fake_openai.requests == []
+    assert await served.app.state.oracle.checkpointer.threads() == []
+
+
+async def test_a_stateless_request_with_an_overlong_earlier_message_is_refused(serve) -> None:
+    served = await serve(tokens=("s3cret",))
+    client = client_for(served)
+    history = [{"role": "assistant", "content": "y" * 40_000}]
+
+    with pytest.raises(openai.UnprocessableEntityError, match="an earlier message is 40000"):
+        await client.chat.completions.create(
+            model="oracle", messages=[*history, {"role": "user", "content": "hi"}]
+        )
+
+
 async def test_the_last_message_must_be_the_users(serve) -> None:
     served = await serve(tokens=("s3cret",))
     client = client_for(served)

@@ -1,0 +1,86 @@
+"""Plugins may not patch the core: what decides which tools may run stays as it was shipped.
+
+Python lets any imported module rebind another module's functions or a class's methods.
+A plugin that did that to the gate, the run loop or the tool executor could get a hidden
+tool run, and one that did it and then failed to load would leave the change behind. So
+the loader takes a :class:`CoreSnapshot` of those modules before a plugin is imported and
+compares it afterwards: any change is undone, and the plugin is left out with an error that
+names what it changed. (This guards against accidents and casual monkey-patching, the cases
+that break oracles in practice; Python code can always reach further if it sets out to.)
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any
+
+GUARDED_MODULES = (
+    "oracle_core.capabilities.gate",
+    "oracle_core.capabilities.meta_tools",
+    "oracle_core.run.chain",
+    "oracle_core.run.executor",
+    "oracle_core.run.lease",
+    "oracle_core.run.loop",
+    "oracle_core.run.messages",
+    "oracle_core.run.pool",
+    "oracle_core.run.requests",
+    "oracle_core.tools",
+)
+"""The modules whose functions and classes decide what the model is shown and what runs."""
+
+_MISSING = object()
+
+
+@dataclass(frozen=True)
+class _Namespace:
+    """One module's or class's attributes, by identity."""
+
+    owner: Any
+    label: str
+    values: dict[str, Any]
+
+
+class CoreSnapshot:
+    """The attributes of the guarded modules and of the classes they define, by identity."""
+
+    def __init__(self, namespaces: list[_Namespace]) -> None:
+        self._namespaces = namespaces
+
+    @classmethod
+    def take(cls) -> CoreSnapshot:
+        """Record every guarded module's attributes and those of the classes it defines."""
+        namespaces: list[_Namespace] = []
+        for name in GUARDED_MODULES:
+            module: ModuleType = importlib.import_module(name)
+            namespaces.append(_Namespace(module, name, dict(vars(module))))
+            for attribute, value in vars(module).items():
+                if inspect.isclass(value) and value.__module__ == name:
+                    label = f"{name}.{attribute}"
+                    namespaces.append(_Namespace(value, label, dict(vars(value))))
+        return cls(namespaces)
+
+    def changes(self) -> list[str]:
+        """The dotted names that were rebound, added or deleted since the snapshot."""
+        found: list[str] = []
+        for space in self._namespaces:
+            now = vars(space.owner)
+            for key in space.values.keys() | now.keys():
+                if now.get(key, _MISSING) is not space.values.get(key, _MISSING):
+                    found.append(f"{space.label}.{key}")
+        return sorted(found)
+
+    def restore(self) -> None:
+        """Undo every change: rebind what was rebound, put back what was deleted, drop additions."""
+        for space in self._namespaces:
+            now = vars(space.owner)
+            for key in list(now.keys() | space.values.keys()):
+                before = space.values.get(key, _MISSING)
+                if now.get(key, _MISSING) is before:
+                    continue
+                if before is _MISSING:
+                    delattr(space.owner, key)
+                else:
+                    setattr(space.owner, key, before)
