@@ -27,8 +27,9 @@ typecheck: $(STAMP)
 	$(BIN)/mypy
 	$(BIN)/mypy --strict $(PLUGIN_MODULES)
 
+# On every CPU (pytest-xdist): about a fifth faster than one process on 2 cores.
 pytest: $(STAMP)
-	$(BIN)/pytest
+	$(BIN)/pytest -n auto
 
 # Each plugin package installs alone next to oracle-core in a fresh venv.
 packages:

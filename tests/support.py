@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -153,3 +155,10 @@ def _without_private(fn: Callable[..., str]) -> Callable[..., str]:
 
     wrapper.__doc__ = fn.__doc__
     return wrapper
+
+
+def fresh_python(code: str) -> str:
+    """What ``code`` prints when run by a new interpreter (nothing imported by this one)."""
+    return subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
+    ).stdout

@@ -12,6 +12,8 @@ from support import SitePackages, plugin_code
 
 from oracle_core.testing.openai_server import FakeOpenAI, Reply
 
+pytestmark = pytest.mark.slow  # runs subprocesses: `pytest -m 'not slow'` skips it
+
 
 @pytest.fixture
 def oracle_env(site: SitePackages, fake_openai: FakeOpenAI) -> dict[str, str]:

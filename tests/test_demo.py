@@ -7,7 +7,10 @@ import re
 import subprocess
 import sys
 
+import pytest
 from support import SitePackages
+
+pytestmark = pytest.mark.slow  # runs subprocesses: `pytest -m 'not slow'` skips it
 
 EXAMPLE_PLUGIN = '''
 from oracle_core import Example, PluginManifest, hookimpl, tool

@@ -13,10 +13,13 @@ import json
 import random
 from pathlib import Path
 
+import pytest
 from support import CodePlugin
 
 from oracle_core import MemoryCheckpointer, Model, ModelRequest, ModelResponse, Oracle, Settings
 from oracle_core.models.base import assistant_message, tool_call
+
+pytestmark = pytest.mark.slow  # about 10 s: the quick loop leaves it out
 
 RESPONSES = 1_000
 SEED = 20261201

@@ -140,20 +140,15 @@ async def test_per_tool_visibility_overrides_the_plugin_tier(
         CodePlugin(
             "notes", tools=("quick_note", "search_notes"), tool_visibility={"quick_note": "always"}
         ),
-        CodePlugin(
-            "memory",
-            visibility="always",
-            tools=("recall", "purge"),
-            tool_visibility={"purge": "on-demand"},
-        ),
+        CodePlugin("memory", visibility="always", tools=("recall",)),
     )
-    fake_openai.script(Reply.call("load_capability", {"names": ["memory"]}), Reply.text("ok"))
+    fake_openai.script(Reply.call("load_capability", {"names": ["notes"]}), Reply.text("ok"))
 
     await oracle.run("t", "hi")
 
+    # quick_note shows before notes is loaded; search_notes only once it is
     assert fake_openai.requests[0].tool_names == [*META, "quick_note", "recall"]
-    # memory is `always`: loading it is a no-op, so its on-demand tool stays hidden
-    assert fake_openai.requests[1].tool_names == [*META, "quick_note", "recall"]
+    assert fake_openai.requests[1].tool_names == [*META, "quick_note", "recall", "search_notes"]
 
 
 async def test_loads_belong_to_their_thread(

@@ -10,7 +10,17 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # runs subprocesses: `pytest -m 'not slow'` skips it
+
 ORACLE = [sys.executable, "-m", "oracle_core"]
+
+# The generated suite runs on the in-process scripted model: it never pays litellm's import.
+PYTEST_THEN_REPORT_LITELLM = (
+    "import sys, pytest\n"
+    "code = pytest.main(['-q', '-p', 'no:cacheprovider'])\n"
+    "print('litellm imported:', 'litellm' in sys.modules)\n"
+    "sys.exit(code)\n"
+)
 
 
 def run(args: list[str], cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
@@ -52,11 +62,7 @@ def test_a_new_plugin_installs_is_discovered_and_passes_its_own_tests(tmp_path: 
         ORACLE_LOAD_PLUGINS="hello-world",
         ORACLE_HOME=str(tmp_path / "home"),
     )
-    tested = run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
-        package,
-        PYTHONPATH=str(site),
-    )
+    tested = run([sys.executable, "-c", PYTEST_THEN_REPORT_LITELLM], package, PYTHONPATH=str(site))
     linted = run([sys.executable, "-m", "ruff", "check", "--no-cache", "."], package)
 
     assert created.returncode == 0, created.stderr
@@ -72,6 +78,7 @@ def test_a_new_plugin_installs_is_discovered_and_passes_its_own_tests(tmp_path: 
     assert [t["name"] for t in plugin["tools"]] == ["hello_world_greet"]
     assert tested.returncode == 0, tested.stdout + tested.stderr
     assert "4 passed" in tested.stdout
+    assert "litellm imported: False" in tested.stdout
     assert linted.returncode == 0, linted.stdout
 
 

@@ -1,7 +1,8 @@
 """Testing helpers for plugin authors (see docs/testing.md).
 
-The pytest fixtures ``oracle_model`` and ``oracle_factory`` come with oracle-core (its
-``pytest11`` entry point); the helpers below are imported from here::
+The pytest fixtures ``oracle_model`` (in-process), ``oracle_http_model`` (over HTTP) and
+``oracle_factory`` come with oracle-core (its ``pytest11`` entry point); the helpers below are
+imported from here::
 
     from oracle_core.testing import assert_tool_called, check_plugin, run_turn
 
@@ -31,8 +32,15 @@ if TYPE_CHECKING:
     from oracle_core.testing.function_schema import function_schema_problems
     from oracle_core.testing.guard import RealModelRequestError, refuse_model_requests
     from oracle_core.testing.harness import OracleFactory
-    from oracle_core.testing.openai_server import FakeOpenAI, Reply
-    from oracle_core.testing.scripted import ModelCall, ReplyFunction, ScriptedModel
+    from oracle_core.testing.openai_server import FakeOpenAI
+    from oracle_core.testing.script import Reply, SeenRequest
+    from oracle_core.testing.scripted import (
+        ModelCall,
+        ReplyFunction,
+        ScriptedModel,
+        ScriptedModelBase,
+    )
+    from oracle_core.testing.scripted_http import HTTPScriptedModel
 
 _HOMES = {
     "assert_shown": "assertions",
@@ -49,22 +57,28 @@ _HOMES = {
     "refuse_model_requests": "guard",
     "OracleFactory": "harness",
     "FakeOpenAI": "openai_server",
-    "Reply": "openai_server",
+    "Reply": "script",
+    "SeenRequest": "script",
     "ModelCall": "scripted",
     "ReplyFunction": "scripted",
     "ScriptedModel": "scripted",
+    "ScriptedModelBase": "scripted",
+    "HTTPScriptedModel": "scripted_http",
 }
 
 __all__ = [
     "DEFAULT_TIER1_ENTRY_BUDGET",
     "ConformanceError",
     "FakeOpenAI",
+    "HTTPScriptedModel",
     "ModelCall",
     "OracleFactory",
     "RealModelRequestError",
     "Reply",
     "ReplyFunction",
     "ScriptedModel",
+    "ScriptedModelBase",
+    "SeenRequest",
     "assert_shown",
     "assert_tool_called",
     "assert_tool_not_called",

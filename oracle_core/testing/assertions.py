@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from oracle_core.run.events import ToolCallEvent, ToolResultEvent
-from oracle_core.run.loop import RunResult
+from oracle_core.run.result import RunResult
 from oracle_core.testing.scripted import ModelCall
 
 

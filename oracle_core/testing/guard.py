@@ -2,11 +2,13 @@
 
 While :func:`refuse_model_requests` is active, a :class:`~oracle_core.models.litellm.LiteLLMModel`
 may only reach a server on this machine (``127.0.0.1``, ``localhost``, ``::1``), which is
-where :class:`~oracle_core.testing.ScriptedModel` and ``FakeOpenAI`` listen. Any other call
+where :class:`~oracle_core.testing.HTTPScriptedModel` and ``FakeOpenAI`` listen (the
+in-process :class:`~oracle_core.testing.ScriptedModel` makes no request at all). Any other call
 (a provider's default endpoint, a remote ``api_base``) raises :class:`RealModelRequestError`
 before litellm is asked, so a test never spends tokens or depends on the network by accident.
 
-The pytest plugin turns it on for every test; opt a test in to real requests with
+The pytest plugin turns it on in every test that uses the harness fixtures (its
+``oracle_refuse_model_requests`` fixture); opt a test in to real requests with
 ``@pytest.mark.oracle_allow_model_requests``.
 """
 

@@ -2,8 +2,9 @@
 
 Requests reach it over real HTTP through litellm, exactly as they would reach a provider, so
 a test sees what the model was shown (system prompt, tools, messages) at every step.
-Plugin authors usually meet it through :class:`~oracle_core.testing.ScriptedModel` and the
-``oracle_model`` fixture, which wrap it.
+Plugin authors usually meet it through :class:`~oracle_core.testing.HTTPScriptedModel` and
+the ``oracle_http_model`` fixture, which wrap it; replies are scripted with the same
+:class:`Reply` values as the in-process :class:`~oracle_core.testing.ScriptedModel`.
 
     with FakeOpenAI() as server:
         server.script(Reply.call("load_capability", {"names": ["weather"]}), Reply.text("Sunny"))
@@ -18,104 +19,13 @@ import json
 import threading
 import time
 import uuid
-from collections import deque
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from oracle_core.testing.script import Reply, ReplyQueue, Responder, SeenRequest
 
-@dataclass
-class Reply:
-    """One scripted answer of the fake model.
-
-    Attributes:
-        content: the assistant's text.
-        tool_calls: ``(name, arguments)`` pairs; arguments may be a dict or raw text (so a
-            test can send arguments that are not JSON).
-        status: an HTTP status; anything but 200 answers with an OpenAI-style error body.
-        usage: ``(prompt_tokens, completion_tokens)``; default: a rough count of the request.
-        hold: an event the server waits on before answering (to observe in-flight state).
-    """
-
-    content: str | None = None
-    tool_calls: list[tuple[str, dict[str, Any] | str]] = field(default_factory=list)
-    status: int = 200
-    usage: tuple[int, int] | None = None
-    hold: threading.Event | None = None
-
-    @classmethod
-    def text(cls, content: str) -> Reply:
-        """A final text answer."""
-        return cls(content=content)
-
-    @classmethod
-    def call(cls, name: str, arguments: dict[str, Any] | str | None = None) -> Reply:
-        """A single tool call."""
-        return cls(tool_calls=[(name, arguments if arguments is not None else {})])
-
-    @classmethod
-    def calls(cls, *calls: tuple[str, dict[str, Any] | str]) -> Reply:
-        """Several tool calls in one response (parallel tool calls)."""
-        return cls(tool_calls=list(calls))
-
-    @classmethod
-    def error(cls, status: int, message: str = "scripted error") -> Reply:
-        """An HTTP error answer."""
-        return cls(content=message, status=status)
-
-
-@dataclass
-class SeenRequest:
-    """A request the fake server received, decoded.
-
-    Attributes:
-        body: the JSON body as sent.
-        headers: the HTTP headers, names in lower case.
-    """
-
-    body: dict[str, Any]
-    headers: dict[str, str] = field(default_factory=dict)
-
-    @property
-    def messages(self) -> list[dict[str, Any]]:
-        """The messages sent, system message included."""
-        return list(self.body.get("messages", []))
-
-    @property
-    def system_prompt(self) -> str:
-        """The system message's text ("" if none)."""
-        first = self.messages[0] if self.messages else {}
-        return str(first.get("content") or "") if first.get("role") == "system" else ""
-
-    @property
-    def tools(self) -> list[dict[str, Any]]:
-        """The tool definitions sent."""
-        return list(self.body.get("tools") or [])
-
-    @property
-    def tool_names(self) -> list[str]:
-        """The names of the tools sent, in order."""
-        return [t["function"]["name"] for t in self.tools]
-
-    @property
-    def tool_results(self) -> list[str]:
-        """What the model reads back on this step: the tool messages after its last call."""
-        results: list[str] = []
-        for message in reversed(self.messages):
-            if message.get("role") != "tool":
-                break
-            results.append(str(message.get("content") or ""))
-        return results[::-1]
-
-    @property
-    def stream(self) -> bool:
-        """Whether the client asked for a stream."""
-        return bool(self.body.get("stream"))
-
-
-Responder = Callable[[SeenRequest], Reply]
-"""A function that answers one request with a :class:`Reply`."""
+__all__ = ["FakeOpenAI", "Reply", "Responder", "SeenRequest"]
 
 
 class FakeOpenAI:
@@ -125,16 +35,25 @@ class FakeOpenAI:
     Every request is recorded in :attr:`requests`; a responder that raised is recorded in
     :attr:`errors` (and its request answered with HTTP 500). Use it as a context manager, or
     call :meth:`start` and :meth:`stop`.
+
+    Attributes:
+        replies: the queue that answers and records its requests.
     """
 
     def __init__(self) -> None:
-        self.requests: list[SeenRequest] = []
-        self.errors: list[BaseException] = []
-        self._replies: deque[Reply | Responder] = deque()
-        self._responder: Responder | None = None
-        self._lock = threading.Lock()
+        self.replies = ReplyQueue()
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
+
+    @property
+    def requests(self) -> list[SeenRequest]:
+        """Every request received, in order."""
+        return self.replies.requests
+
+    @property
+    def errors(self) -> list[BaseException]:
+        """The exceptions raised by reply functions, in order."""
+        return self.replies.errors
 
     @property
     def url(self) -> str:
@@ -154,36 +73,16 @@ class FakeOpenAI:
 
         A reply may be a function of the request (a :data:`Responder`) that answers it.
         """
-        with self._lock:
-            self._replies.extend(replies)
+        self.replies.script(*replies)
 
     def respond_with(self, responder: Responder | None) -> None:
         """Answer every request without a queued reply from ``responder(request)``."""
-        self._responder = responder
+        self.replies.respond_with(responder)
 
     @property
     def pending(self) -> int:
         """Queued replies not yet used."""
-        return len(self._replies)
-
-    def _next(self, request: SeenRequest) -> Reply:
-        with self._lock:
-            self.requests.append(request)
-            queued = self._replies.popleft() if self._replies else None
-        if isinstance(queued, Reply):
-            return queued
-        responder = queued or self._responder
-        if responder is None:
-            return Reply.error(500, "fake server: no scripted reply left for this request")
-        try:
-            reply = responder(request)
-            if not isinstance(reply, Reply):
-                raise TypeError(f"returned {type(reply).__name__}, not a Reply")
-        except Exception as error:
-            self.errors.append(error)
-            name = getattr(responder, "__name__", "reply function")
-            return Reply.error(500, f"{name} raised {type(error).__name__}: {error}")
-        return reply
+        return self.replies.pending
 
     def start(self) -> FakeOpenAI:
         """Start serving on a free port of 127.0.0.1 in a background thread."""
@@ -208,30 +107,6 @@ class FakeOpenAI:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
-
-
-def _completion(reply: Reply, request: SeenRequest) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    calls = [
-        {
-            "id": f"call_{uuid.uuid4().hex[:12]}",
-            "type": "function",
-            "function": {
-                "name": name,
-                "arguments": args if isinstance(args, str) else json.dumps(args),
-            },
-        }
-        for name, args in reply.tool_calls
-    ]
-    prompt, completion = reply.usage or (
-        len(json.dumps(request.body)) // 4,
-        len(reply.content or "") // 4 + 10 * len(calls),
-    )
-    usage = {
-        "prompt_tokens": prompt,
-        "completion_tokens": completion,
-        "total_tokens": prompt + completion,
-    }
-    return usage, calls
 
 
 def _handler(owner: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
@@ -279,10 +154,10 @@ def _handler(owner: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 return
             headers = {name.lower(): value for name, value in self.headers.items()}
             request = SeenRequest(body, headers)
-            reply = owner._next(request)
+            reply = owner.replies.answer(request)
             if reply.hold is not None:
                 reply.hold.wait(timeout=30)
-            if reply.status != 200:
+            if reply.failed:
                 error = {
                     "message": reply.content or "error",
                     "type": "server_error",
@@ -290,7 +165,7 @@ def _handler(owner: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 }
                 self._json(reply.status, {"error": error})
                 return
-            usage, calls = _completion(reply, request)
+            usage, calls = reply.usage_for(request).as_dict(), reply.openai_tool_calls()
             model = body.get("model", "fake-model")
             if request.stream:
                 self._stream(reply, calls, usage, model)
@@ -339,9 +214,8 @@ def _chunks(
         return {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
 
     yield chunk({"role": "assistant", "content": ""})
-    text = reply.content or ""
-    for start in range(0, len(text), 8):
-        yield chunk({"content": text[start : start + 8]})
+    for piece in reply.text_pieces():
+        yield chunk({"content": piece})
     for index, call in enumerate(calls):
         fn = call["function"]
         yield chunk(

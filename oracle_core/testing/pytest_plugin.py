@@ -2,15 +2,20 @@
 
 Installing oracle-core is enough to get, in any project:
 
-- ``oracle_model``: a :class:`~oracle_core.testing.ScriptedModel` for the test;
+- ``oracle_model``: an in-process :class:`~oracle_core.testing.ScriptedModel` for the test;
+- ``oracle_http_model``: an :class:`~oracle_core.testing.HTTPScriptedModel`, the same
+  scripting reached through litellm over loopback HTTP;
 - ``oracle_factory``: builds isolated oracles (:class:`~oracle_core.testing.OracleFactory`)
   and closes them when the test ends;
-- a guard, on for every test, that refuses real model requests: a test opts in with
+- ``oracle_refuse_model_requests``: the guard that refuses real model requests. Every test
+  that uses one of the fixtures above gets it; a project puts it on all its tests with the
+  ini option ``usefixtures = oracle_refuse_model_requests``. A test opts out with
   ``@pytest.mark.oracle_allow_model_requests``, a project with the ini option
   ``oracle_allow_model_requests = true``, a run with ``ORACLE_ALLOW_MODEL_REQUESTS=1``.
 
 pytest imports this module in every project where oracle-core is installed, so it imports
-nothing from the harness (and never litellm) until a test uses it.
+nothing from the harness (and never litellm) until a test uses it; a test that never uses
+the harness pays nothing for it.
 """
 
 from __future__ import annotations
@@ -23,8 +28,10 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
+    from oracle_core.models.base import Model
     from oracle_core.testing.harness import OracleFactory
     from oracle_core.testing.scripted import ScriptedModel
+    from oracle_core.testing.scripted_http import HTTPScriptedModel
 
 ALLOW_MODEL_REQUESTS = "oracle_allow_model_requests"
 """The marker and ini option that let tests call real models."""
@@ -66,11 +73,12 @@ def _allowed(request: pytest.FixtureRequest) -> bool:
     )
 
 
-@pytest.fixture(autouse=True)
-def _oracle_refuse_model_requests(request: pytest.FixtureRequest) -> Iterator[None]:
-    """Refuse model requests to anything but 127.0.0.1 unless the test opted in.
+@pytest.fixture
+def oracle_refuse_model_requests(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Refuse real model requests (anything but 127.0.0.1) unless the test opted in.
 
-    A run swallows the refusal as a failed run, so the test also fails at teardown.
+    ``oracle_model``, ``oracle_http_model`` and ``oracle_factory`` use it. A run swallows
+    the refusal as a failed run, so the test also fails at teardown, naming the model.
     """
     if _allowed(request):
         yield
@@ -84,8 +92,8 @@ def _oracle_refuse_model_requests(request: pytest.FixtureRequest) -> Iterator[No
 
 
 @pytest.fixture
-def oracle_model() -> Iterator[ScriptedModel]:
-    """A scripted model, reached through litellm over loopback HTTP like a real provider.
+def oracle_model(oracle_refuse_model_requests: None) -> Iterator[ScriptedModel]:
+    """A scripted model that answers in the test process (no litellm, no HTTP).
 
     Queue what it answers (``reply_text``, ``reply_tool_call``, ``reply_tool_calls``,
     ``reply_error``, ``reply_with``), then inspect ``requests`` / ``request(step)``.
@@ -97,17 +105,37 @@ def oracle_model() -> Iterator[ScriptedModel]:
 
 
 @pytest.fixture
-def oracle_factory(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[OracleFactory]:
+def oracle_http_model(oracle_refuse_model_requests: None) -> Iterator[HTTPScriptedModel]:
+    """A scripted model reached through litellm over loopback HTTP, like a real provider.
+
+    Scripted and inspected like ``oracle_model``; ``oracle_factory`` uses it instead of
+    ``oracle_model`` in a test that asks for it.
+    """
+    from oracle_core.testing.scripted_http import HTTPScriptedModel
+
+    with HTTPScriptedModel() as model:
+        yield model
+
+
+@pytest.fixture
+def oracle_factory(
+    request: pytest.FixtureRequest, tmp_path: Path, oracle_refuse_model_requests: None
+) -> Iterator[OracleFactory]:
     """Build isolated oracles from exactly the plugins named; each is closed after the test.
 
     ``oracle_factory(my_plugin, config={...}, env={...}, entry_points=False, **options)``:
-    the oracle's ``ORACLE_HOME`` is a temporary folder, its model is ``oracle_model`` unless
-    ``model=`` is given, and installed plugins are loaded only with ``entry_points=``.
+    the oracle's ``ORACLE_HOME`` is a temporary folder, its model is ``oracle_model`` (or
+    ``oracle_http_model`` when the test uses that fixture) unless ``model=`` is given, and
+    installed plugins are loaded only with ``entry_points=``.
     """
     from oracle_core.testing.harness import OracleFactory
 
-    factory = OracleFactory(
-        tmp_path / "oracle-home", lambda: request.getfixturevalue("oracle_model")
-    )
+    def model() -> Model:
+        # Decided per oracle: a test may ask for oracle_http_model after the factory.
+        http = "oracle_http_model" in request.fixturenames
+        scripted: Model = request.getfixturevalue("oracle_http_model" if http else "oracle_model")
+        return scripted
+
+    factory = OracleFactory(tmp_path / "oracle-home", model)
     yield factory
     factory.close()

@@ -19,7 +19,7 @@ def _litellm_imported_once() -> None:
     ``sys.meta_path``; pytester then restores ``sys.meta_path`` without it, and
     ``importlib.metadata`` finds no distribution at all for the rest of the session.
     """
-    from oracle_core.models.litellm import import_litellm
+    from oracle_core.environment import import_litellm
 
     import_litellm()
 

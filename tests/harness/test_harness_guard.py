@@ -1,14 +1,13 @@
-"""Real model requests are refused in tests unless a test opts in."""
+"""Real model requests are refused in tests that use the harness, unless a test opts in."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pytest
+from support import fresh_python
 
-# The inner runs share this process, so this module's own guard would refuse their requests
-# before the inner guard could decide: the inner guard alone is under test here.
+# The inner runs share this process, so this project's own guard (on for all its tests) would
+# refuse their requests before the inner guard could decide: the inner guard alone is under
+# test here.
 pytestmark = pytest.mark.oracle_allow_model_requests
 
 REAL_MODEL_TEST = """
@@ -84,6 +83,54 @@ def test_a_test_can_opt_in_to_real_model_requests(
     result.stdout.fnmatch_lines(["*RUN ERROR: *litellm was asked for openai/gpt-4o-mini*"])
 
 
+NO_HARNESS_TEST = """
+import litellm
+from oracle_core.models.litellm import LiteLLMModel
+from oracle_core.run.messages import ModelRequest
+
+
+async def test_calls_litellm_without_the_harness(monkeypatch):
+    async def provider(**arguments):
+        raise RuntimeError("litellm was asked for " + arguments["model"])
+
+    monkeypatch.setattr(litellm, "acompletion", provider)
+    request = ModelRequest("t", "r", 1, "openai/gpt-4o-mini", "", [], [])
+
+    try:
+        await LiteLLMModel("openai/gpt-4o-mini", num_retries=0).complete(request)
+    except Exception as error:
+        print("MODEL ERROR:", error)
+"""
+
+
+def test_a_test_that_uses_no_harness_fixture_is_not_guarded(project: pytest.Pytester) -> None:
+    project.makepyfile(test_plain=NO_HARNESS_TEST)
+
+    result = project.runpytest("-s")
+
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*MODEL ERROR: *litellm was asked for openai/gpt-4o-mini*"])
+
+
+def test_a_project_can_guard_every_test(project: pytest.Pytester) -> None:
+    project.makeini(
+        "[pytest]\nasyncio_mode = auto\nasyncio_default_fixture_loop_scope = function\n"
+        "usefixtures = oracle_refuse_model_requests\n"
+    )
+    project.makepyfile(test_plain=NO_HARNESS_TEST)
+
+    result = project.runpytest("-s")
+
+    result.assert_outcomes(passed=1, errors=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*MODEL ERROR: a real model request to 'openai/gpt-4o-mini' at the provider's "
+            "default endpoint was refused*",
+            "test_calls_litellm_without_the_harness tried to call a real model: *",
+        ]
+    )
+
+
 def test_models_on_this_machine_are_allowed(project: pytest.Pytester) -> None:
     project.makepyfile(
         test_local="""
@@ -105,13 +152,12 @@ def test_models_on_this_machine_are_allowed(project: pytest.Pytester) -> None:
     project.runpytest().assert_outcomes(passed=1)
 
 
+@pytest.mark.slow  # a fresh interpreter
 def test_the_pytest_plugin_does_not_import_litellm() -> None:
     code = (
         "import sys, oracle_core.testing.pytest_plugin\n"
         "print('litellm' in sys.modules, 'oracle_core.testing.scripted' in sys.modules)"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True
-    ).stdout
+    out = fresh_python(code)
 
     assert out.split() == ["False", "False"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from support import fresh_python
 
 
 def test_requests_show_what_the_model_was_sent_on_each_step(project: pytest.Pytester) -> None:
@@ -36,13 +37,15 @@ def test_requests_show_what_the_model_was_sent_on_each_step(project: pytest.Pyte
             assert oracle_model.pending == 0
 
 
-        async def test_requests_go_over_http_through_litellm(oracle_factory, oracle_model):
-            oracle_model.reply_text("hi")
+        async def test_http_model_requests_go_over_http_through_litellm(
+            oracle_factory, oracle_http_model
+        ):
+            oracle_http_model.reply_text("hi")
 
             await run_turn(oracle_factory(), "hello")
 
-            assert oracle_model.last_request.headers["user-agent"].startswith("AsyncOpenAI/")
-            assert oracle_model.last_request.body["model"] == "scripted-model"
+            assert oracle_http_model.last_request.headers["user-agent"].startswith("AsyncOpenAI/")
+            assert oracle_http_model.last_request.body["model"] == "scripted-model"
 
 
         async def test_steps_are_counted_per_run(oracle_factory, oracle_model):
@@ -58,6 +61,46 @@ def test_requests_show_what_the_model_was_sent_on_each_step(project: pytest.Pyte
     )
 
     project.runpytest().assert_outcomes(passed=3)
+
+
+def test_a_request_is_recorded_alike_in_process_and_over_http(project: pytest.Pytester) -> None:
+    project.makepyfile(
+        test_paths_agree="""
+        import json
+        import re
+
+        import forecast_plugin
+        from oracle_core.testing import run_turn
+
+
+        async def script_and_run(oracle_factory, model, stream):
+            model.reply_tool_call("load_capability", {"names": ["forecast"]})
+            model.reply_tool_call("get_forecast", {"place": "Faro"})
+            model.reply_text("Sunny in Faro.")
+            oracle = oracle_factory(forecast_plugin, model=model, instructions="Be brief.")
+            thread = f"{type(model).__name__}-{stream}"
+            if stream:
+                [event async for event in oracle.stream(thread, "Faro?")]
+            else:
+                await run_turn(oracle, "Faro?", thread=thread)
+            # Tool call ids are fresh on every call, whichever the path.
+            return [
+                (call.step, re.sub(r"call_[0-9a-f]{12}", "call_id", json.dumps(call.body)))
+                for call in model.requests[-3:]
+            ]
+
+
+        async def test_the_same_bodies_and_steps(oracle_factory, oracle_model, oracle_http_model):
+            for stream in (False, True):
+                in_process = await script_and_run(oracle_factory, oracle_model, stream)
+                over_http = await script_and_run(oracle_factory, oracle_http_model, stream)
+
+                assert [step for step, _ in in_process] == [1, 2, 3]
+                assert in_process == over_http
+        """
+    )
+
+    project.runpytest().assert_outcomes(passed=1)
 
 
 def test_a_reply_can_be_a_function_of_the_request(project: pytest.Pytester) -> None:
@@ -130,37 +173,93 @@ def test_a_request_without_a_queued_reply_fails_the_turn_saying_so(
     result.stdout.fnmatch_lines(
         [
             "E * AssertionError: the run on thread 'test-thread' ended 'failed', not 'completed': "
-            "model call to 'openai/scripted-model' failed (HTTP 400): *the scripted model has no "
+            "model call to 'scripted-model' failed (HTTP 400): the scripted model has no "
             "reply queued for step 2 of run run_* (request #2): queue one with reply_text(), "
             "reply_tool_call() or reply_with(), or answer every request with respond_with()*"
         ]
     )
 
 
-def test_provider_errors_and_streams_are_scripted_too(project: pytest.Pytester) -> None:
+@pytest.mark.parametrize("fixture", ["oracle_model", "oracle_http_model"])
+def test_provider_errors_and_streams_are_scripted_too(
+    project: pytest.Pytester, fixture: str
+) -> None:
     project.makepyfile(
-        test_paths="""
+        test_paths=f"""
+        import pytest
         import forecast_plugin
         from oracle_core.testing import run_turn
 
 
-        async def test_a_provider_error_fails_the_run(oracle_factory, oracle_model):
-            oracle_model.reply_error(503, "overloaded")
+        @pytest.fixture
+        def model({fixture}):
+            return {fixture}
+        """
+        + """
+
+        async def test_a_provider_error_fails_the_run(oracle_factory, model):
+            model.reply_error(503, "overloaded")
 
             result = await run_turn(oracle_factory(), "hi", expect="failed")
 
             assert "HTTP 503" in result.error and "overloaded" in result.error
 
 
-        async def test_a_streamed_turn_yields_the_text_in_pieces(oracle_factory, oracle_model):
-            oracle_model.reply_text("A long and sunny answer.")
+        async def test_a_streamed_turn_yields_the_text_in_pieces(oracle_factory, model):
+            model.reply_text("A long and sunny answer.")
             oracle = oracle_factory(forecast_plugin)
 
             pieces = [e.text async for e in oracle.stream("t", "hi") if e.type == "text_delta"]
 
             assert len(pieces) > 1 and "".join(pieces) == "A long and sunny answer."
-            assert oracle_model.last_request.stream
+            assert model.last_request.stream
         """
     )
 
     project.runpytest().assert_outcomes(passed=2)
+
+
+@pytest.mark.slow  # a fresh interpreter
+def test_a_plugin_test_with_the_in_process_model_never_imports_litellm(
+    project: pytest.Pytester,
+) -> None:
+    project.makepyfile(
+        test_light="""
+        import sys
+
+        import forecast_plugin
+        from oracle_core.testing import assert_tool_called, run_turn
+
+
+        async def test_a_turn(oracle_factory, oracle_model):
+            oracle_model.reply_tool_call("load_capability", {"names": ["forecast"]})
+            oracle_model.reply_tool_call("get_forecast", {"place": "Faro"})
+            oracle_model.reply_text("Sunny.")
+
+            result = await run_turn(oracle_factory(forecast_plugin), "Faro?")
+
+            assert_tool_called(result, "get_forecast", {"place": "Faro"})
+
+
+        def test_zz_nothing_imported_litellm_or_an_http_client():
+            heavy = {"litellm", "httpx", "openai", "http.server"} & set(sys.modules)
+            assert not heavy, heavy
+        """
+    )
+
+    # A fresh interpreter: this one has litellm imported already.
+    project.runpytest_subprocess().assert_outcomes(passed=2)
+
+
+@pytest.mark.slow  # a fresh interpreter
+def test_the_in_process_model_imports_no_litellm_nor_http_and_starts_no_thread() -> None:
+    code = (
+        "import sys, threading\n"
+        "from oracle_core.testing import ScriptedModel\n"
+        "model = ScriptedModel().reply_text('hi')\n"
+        "heavy = {'litellm', 'httpx', 'openai', 'http.server'} & set(sys.modules)\n"
+        "print(sorted(heavy), threading.active_count())"
+    )
+    out = fresh_python(code)
+
+    assert out.split() == ["[]", "1"]
