@@ -85,3 +85,30 @@ async def test_the_oracle_counts_as_started_only_after_its_startup_hooks_ran(
     await oracle.start()
 
     assert oracle.started and plugin.started == 1
+
+
+class FailsToStart(CodePlugin):
+    """A plugin whose startup hook raises."""
+
+    def __init__(self) -> None:
+        super().__init__("fragile", visibility="always")
+
+    @hookimpl
+    def oracle_startup(self) -> None:
+        raise RuntimeError("no database")
+
+
+async def test_a_plugin_whose_startup_fails_is_left_out_with_its_tools_and_the_rest_runs(
+    make_oracle: MakeOracle, fake_openai: FakeOpenAI
+) -> None:
+    survivor = Counted()
+    oracle = make_oracle(FailsToStart(), survivor)
+    fake_openai.script(Reply.text("fine"))
+
+    result = await oracle.run("t", "hi")
+
+    assert result.status == "completed" and survivor.started == 1
+    assert "fragile" not in oracle.registry.plugins
+    assert any("no database" in str(f) for f in oracle.registry.failures)
+    assert "fragile_tool" not in fake_openai.requests[0].tool_names
+    assert "counted_tool" in fake_openai.requests[0].tool_names
