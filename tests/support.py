@@ -8,8 +8,9 @@ import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-from oracle_core import Oracle, PluginManifest, Settings, Tool, hookimpl
+from oracle_core import Middleware, Oracle, PluginManifest, Settings, Tool, hookimpl
 
 
 @dataclass
@@ -162,3 +163,28 @@ def fresh_python(code: str) -> str:
     return subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
     ).stdout
+
+
+class ToolsPlugin:
+    """An always-on plugin whose tools are given by the test."""
+
+    def __init__(
+        self, *tools: Any, middleware: list[Middleware] | None = None, name: str = "kit"
+    ) -> None:
+        self.name = name
+        self.tools = list(tools)
+        self.middleware = middleware or []
+
+    @hookimpl
+    def oracle_manifest(self) -> PluginManifest:
+        return PluginManifest(
+            name=self.name, summary="Test tools.", when_to_use=["tests"], visibility="always"
+        )
+
+    @hookimpl
+    def oracle_tools(self) -> list[Any]:
+        return self.tools
+
+    @hookimpl
+    def oracle_middleware(self) -> list[Middleware]:
+        return self.middleware

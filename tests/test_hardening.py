@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import CodePlugin
+from support import CodePlugin, ToolsPlugin
 
 from oracle_core import (
     MemoryCheckpointer,
@@ -27,7 +27,6 @@ from oracle_core import (
     RunLimits,
     Settings,
     ToolContext,
-    hookimpl,
     tool,
 )
 from oracle_core.models.base import assistant_message, tool_call
@@ -57,28 +56,6 @@ def calls_then_text(*calls: tuple[str, str], text: str = "done") -> Callable[...
         return ModelResponse(assistant_message(text, None))
 
     return reply
-
-
-class Kit:
-    """An always plugin with the tools and middleware a test gives it."""
-
-    def __init__(self, *tools: Any, middleware: list[Middleware] | None = None) -> None:
-        self.tools = list(tools)
-        self.middleware = middleware or []
-
-    @hookimpl
-    def oracle_manifest(self) -> PluginManifest:
-        return PluginManifest(
-            name="kit", summary="Kit.", when_to_use=["tests"], visibility="always"
-        )
-
-    @hookimpl
-    def oracle_tools(self) -> list[Any]:
-        return self.tools
-
-    @hookimpl
-    def oracle_middleware(self) -> list[Middleware]:
-        return self.middleware
 
 
 def build(tmp_path: Path, model: Model, *plugins: Any, **limits: Any) -> Oracle:
@@ -124,7 +101,7 @@ HOSTILE_ARGUMENTS = [
 @pytest.mark.parametrize("arguments", HOSTILE_ARGUMENTS, ids=lambda a: repr(a[:24]))
 async def test_hostile_arguments_fail_only_their_own_call(tmp_path: Path, arguments: str) -> None:
     model = FunctionModel(calls_then_text(("echo", '{"text": "sibling"}'), ("echo", arguments)))
-    oracle = build(tmp_path, model, Kit(echo))
+    oracle = build(tmp_path, model, ToolsPlugin(echo))
 
     result = await oracle.run("t", "go")
 
@@ -144,7 +121,7 @@ async def test_a_huge_tool_result_is_cut_with_a_note_saying_how_much(tmp_path: P
         """Return a lot."""
         return "x" * 1_000_000
 
-    oracle = build(tmp_path, FunctionModel(calls_then_text(("flood", "{}"))), Kit(flood))
+    oracle = build(tmp_path, FunctionModel(calls_then_text(("flood", "{}"))), ToolsPlugin(flood))
 
     result = await oracle.run("t", "go")
 
@@ -175,7 +152,7 @@ async def test_a_huge_model_reply_is_cut_and_huge_arguments_are_refused_unrun(
             )
         return ModelResponse(assistant_message("z" * 10_000, None))
 
-    oracle = build(tmp_path, FunctionModel(reply), Kit(count), max_text_bytes=1_000)
+    oracle = build(tmp_path, FunctionModel(reply), ToolsPlugin(count), max_text_bytes=1_000)
 
     result = await oracle.run("t", "go")
 
@@ -205,7 +182,7 @@ async def test_hung_sync_tools_use_up_only_their_own_pool_and_say_so(tmp_path: P
         return "quick"
 
     model = FunctionModel(calls_then_text(("hang", "{}"), ("hang", "{}")))
-    oracle = build(tmp_path, model, Kit(hang, quick), sync_tool_workers=2)
+    oracle = build(tmp_path, model, ToolsPlugin(hang, quick), sync_tool_workers=2)
     try:
         first = await oracle.run("t1", "go")
         assert [e.content for e in first.events if e.type == "tool_result"] == [
@@ -240,7 +217,7 @@ async def test_a_sync_tool_that_checks_its_context_stops_when_it_times_out(tmp_p
         return "stopped"
 
     model = FunctionModel(calls_then_text(("patient", "{}")))
-    oracle = build(tmp_path, model, Kit(patient), sync_tool_workers=1)
+    oracle = build(tmp_path, model, ToolsPlugin(patient), sync_tool_workers=1)
 
     result = await oracle.run("t", "go")
 
@@ -260,7 +237,7 @@ async def test_a_middleware_that_never_returns_fails_the_run_at_its_time_limit_a
             raise AssertionError("unreachable")
 
     model = FunctionModel(calls_then_text())
-    oracle = build(tmp_path, model, Kit(middleware=[Stuck()]), run_timeout=0.2)
+    oracle = build(tmp_path, model, ToolsPlugin(middleware=[Stuck()]), run_timeout=0.2)
 
     first = await oracle.run("t", "go")
 
@@ -282,7 +259,7 @@ async def test_a_tool_middleware_that_never_returns_fails_its_call_not_its_sibli
     model = FunctionModel(
         calls_then_text(("echo", '{"text": "ok"}'), ("echo", '{"text": "stuck"}'))
     )
-    oracle = build(tmp_path, model, Kit(echo, middleware=[StuckOnEcho()]), run_timeout=0.3)
+    oracle = build(tmp_path, model, ToolsPlugin(echo, middleware=[StuckOnEcho()]), run_timeout=0.3)
 
     result = await oracle.run("t", "go")
 

@@ -10,45 +10,18 @@ from typing import Any
 
 import pytest
 from conftest import MakeOracle
-from support import CodePlugin
+from support import CodePlugin, ToolsPlugin
 
 from oracle_core import (
     Middleware,
     ModelRequest,
     ModelResponse,
-    PluginManifest,
     ToolCall,
     ToolResult,
-    hookimpl,
     tool,
 )
 from oracle_core.run.events import RunFinished, TextDelta, ToolCallEvent
 from oracle_core.testing.openai_server import FakeOpenAI, Reply
-
-
-class ToolsPlugin:
-    """An always-on plugin whose tools are given by the test."""
-
-    def __init__(
-        self, *tools: Any, middleware: list[Middleware] | None = None, name: str = "kit"
-    ) -> None:
-        self.name = name
-        self.tools = list(tools)
-        self.middleware = middleware or []
-
-    @hookimpl
-    def oracle_manifest(self) -> PluginManifest:
-        return PluginManifest(
-            name=self.name, summary="Test tools.", when_to_use=["tests"], visibility="always"
-        )
-
-    @hookimpl
-    def oracle_tools(self) -> list[Any]:
-        return self.tools
-
-    @hookimpl
-    def oracle_middleware(self) -> list[Middleware]:
-        return self.middleware
 
 
 def tool_contents(server: FakeOpenAI, request: int) -> list[str]:
