@@ -36,6 +36,7 @@ from oracle_core.run.loop import Run
 from oracle_core.run.pool import SyncToolPool
 from oracle_core.run.requests import RequestBuilder
 from oracle_core.run.result import RunResult
+from oracle_core.run.threads import ThreadCache
 from oracle_core.settings import Settings
 from oracle_core.store.base import Checkpointer
 
@@ -278,6 +279,7 @@ class Oracle:
             middleware=MiddlewareChain(registry.middleware()),
             limits=self.limits,
             locks=self._locks,
+            threads=ThreadCache(),
         )
 
     async def close(self) -> None:

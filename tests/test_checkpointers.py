@@ -581,3 +581,37 @@ def test_several_processes_opening_an_older_file_at_once_migrate_it_once(tmp_pat
         thread.join()
 
     assert loaded == [2] * 6
+
+
+async def test_load_tail_reads_from_an_index_on_with_the_message_before_it(
+    store: Checkpointer,
+) -> None:
+    messages = [{"role": "user", "content": f"m{i}"} for i in range(5)]
+    await store.append("t", base=0, messages=messages, loaded=["weather"])
+    done = RunRecord(id="r1", thread_id="t", status="completed")
+    going = RunRecord(id="r2", thread_id="t")
+    await store.append("t", base=5, run=done)
+    await store.append("t", base=5, run=going)
+
+    tail = await store.load_tail("t", 3)
+
+    assert [m["content"] for m in tail.messages] == ["m3", "m4"]
+    assert tail.before == {"role": "user", "content": "m2"}
+    assert (tail.count, tail.since, tail.loaded_plugins) == (5, 3, ["weather"])
+    assert len(tail.message_tokens) == 2
+    assert [r.id for r in tail.running] == ["r2"]
+
+
+@pytest.mark.parametrize("since", [0, 5, 9])
+async def test_load_tail_at_the_start_at_the_end_and_past_it(
+    store: Checkpointer, since: int
+) -> None:
+    await store.append(
+        "t", base=0, messages=[{"role": "user", "content": str(i)} for i in range(5)]
+    )
+
+    tail = await store.load_tail("t", since)
+
+    assert tail.count == 5
+    assert len(tail.messages) == (5 if since == 0 else 0)
+    assert tail.before == ({"role": "user", "content": "4"} if since == 5 else None)

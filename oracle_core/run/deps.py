@@ -16,6 +16,7 @@ from oracle_core.run.executor import ToolExecutor
 from oracle_core.run.limits import RunLimits
 from oracle_core.run.locks import ThreadLocks
 from oracle_core.run.requests import RequestBuilder
+from oracle_core.run.threads import ThreadCache
 from oracle_core.store.base import Checkpointer
 
 
@@ -31,6 +32,7 @@ class RunDeps:
         middleware: the plugins' middleware, in order.
         limits: steps, concurrency, timeouts, result size.
         locks: one run at a time per thread in this process.
+        threads: recent threads' messages, so a turn reads only what is new.
     """
 
     model: Model
@@ -40,6 +42,7 @@ class RunDeps:
     middleware: MiddlewareChain
     limits: RunLimits
     locks: ThreadLocks
+    threads: ThreadCache
 
     @property
     def registry(self) -> Registry:

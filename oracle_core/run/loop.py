@@ -73,6 +73,7 @@ class Run:
         self.stream = stream
         self.record = RunRecord(id=new_run_id(), thread_id=thread_id)
         self.messages: list[Message] = []
+        self.tokens: list[int] = []
         self.message_tokens = 0
         self.loaded: list[str] = []
         self.answer = ""
@@ -93,6 +94,7 @@ class Run:
             tokens=tokens,
         )
         self.messages.extend(messages)
+        self.tokens.extend(tokens)
         self.message_tokens += sum(tokens)
 
     async def events(self) -> AsyncGenerator[Event, None]:
@@ -118,6 +120,8 @@ class Run:
             self.record.status = "failed"
             self.record.error = str(error)
             yield RunStarted(self.record.id, self.thread_id)
+        if self.messages:  # everything here was saved: a valid start of the thread
+            deps.threads.put(self.thread_id, self.messages, self.tokens)
         yield RunFinished(
             self.record.id,
             self.record.status,
@@ -154,13 +158,10 @@ class Run:
         seeding a thread) only moves the base: the thread is read again, a few times.
         """
         for attempt in range(3):
-            state = await self.deps.store.load(self.thread_id)
-            self.messages, self.loaded = list(state.messages), list(state.loaded_plugins)
-            self.message_tokens = sum(state.message_tokens)
-            for run in state.runs:  # this run holds the thread: any other "running" one is dead
-                if run.status == "running":
-                    run.status, run.error = "interrupted", run.error or INTERRUPTED_ERROR
-                    await self.deps.store.append(self.thread_id, base=len(self.messages), run=run)
+            running = await self._read_thread()
+            for run in running:  # this run holds the thread: any other "running" one is dead
+                run.status, run.error = "interrupted", run.error or INTERRUPTED_ERROR
+                await self.deps.store.append(self.thread_id, base=len(self.messages), run=run)
             opening = [*self._interrupted_results(), {"role": "user", "content": self.message}]
             try:
                 await self._save(opening)
@@ -168,6 +169,28 @@ class Run:
             except ThreadConflictError:
                 if attempt == 2:
                     raise
+
+    async def _read_thread(self) -> list[RunRecord]:
+        """Set the thread's messages and loads, reading only what the cache lacks.
+
+        Returns the thread's runs still marked ``running``.
+        """
+        store, cache = self.deps.store, self.deps.threads
+        cached = cache.get(self.thread_id)
+        since = len(cached.messages) if cached is not None else 0
+        tail = await store.load_tail(self.thread_id, since)
+        if (
+            cached is not None
+            and since
+            and (tail.count < since or tail.before != cached.messages[-1])
+        ):
+            cache.drop(self.thread_id)  # deleted or replaced meanwhile: start over
+            cached, tail = None, await store.load_tail(self.thread_id, 0)
+        self.messages = [*(cached.messages if cached else ()), *tail.messages]
+        self.tokens = [*(cached.tokens if cached else ()), *tail.message_tokens]
+        self.message_tokens = sum(self.tokens)
+        self.loaded = list(tail.loaded_plugins)
+        return tail.running
 
     def _interrupted_results(self) -> list[Message]:
         """Tool results for calls a crashed run left unanswered, so the thread stays valid."""

@@ -6,7 +6,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 
 from oracle_core.run.messages import Message
-from oracle_core.store.state import RunRecord, ThreadState
+from oracle_core.store.state import RunRecord, ThreadState, ThreadTail
 
 
 class Checkpointer(ABC):
@@ -39,6 +39,16 @@ class Checkpointer(ABC):
         The state's ``message_tokens`` holds each message's token count, aligned with
         ``messages``; every string in it is valid UTF-8.
         """
+
+    async def load_tail(self, thread_id: str, since: int) -> ThreadTail:
+        """The messages of the thread from index ``since`` on, with what a run needs besides.
+
+        A run that keeps the start of a thread from an earlier turn reads only what was
+        added since (by it or by another process) and the runs still ``running``, not every
+        message and run record again: a turn then costs the same at 10 messages or 500. The
+        default reads the whole thread with :meth:`load`; stores override it to read less.
+        """
+        return tail_of(await self.load(thread_id), since)
 
     @abstractmethod
     async def append(
@@ -146,3 +156,19 @@ def check_ttl(ttl: float) -> None:
     """Raise :class:`ValueError` unless ``ttl`` is a positive number of seconds."""
     if not ttl > 0:
         raise ValueError(f"a lease's ttl must be a positive number of seconds, not {ttl!r}")
+
+
+def tail_of(state: ThreadState, since: int) -> ThreadTail:
+    """The :class:`ThreadTail` of a whole ``state`` from message ``since`` on."""
+    count = len(state.messages)
+    start = since if since <= count else count  # a shrunk thread: nothing to add to
+    return ThreadTail(
+        thread_id=state.thread_id,
+        since=since,
+        messages=state.messages[start:],
+        message_tokens=state.message_tokens[start:],
+        count=count,
+        loaded_plugins=state.loaded_plugins,
+        running=[r for r in state.runs if r.status == "running"],
+        before=state.messages[since - 1] if 0 < since <= count else None,
+    )

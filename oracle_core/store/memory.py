@@ -10,9 +10,9 @@ from dataclasses import dataclass
 
 from oracle_core.errors import ThreadConflictError
 from oracle_core.run.messages import Message
-from oracle_core.store.base import INTERRUPTED_ERROR, Checkpointer, check_ttl
+from oracle_core.store.base import INTERRUPTED_ERROR, Checkpointer, check_ttl, tail_of
 from oracle_core.store.saving import clean_run, prepare_messages
-from oracle_core.store.state import RunRecord, ThreadState
+from oracle_core.store.state import RunRecord, ThreadState, ThreadTail
 from oracle_core.text import clean_text
 
 
@@ -47,6 +47,11 @@ class MemoryCheckpointer(Checkpointer):
     async def load(self, thread_id: str) -> ThreadState:
         thread_id = clean_text(thread_id)
         return copy.deepcopy(self._threads.get(thread_id) or ThreadState(thread_id))
+
+    async def load_tail(self, thread_id: str, since: int) -> ThreadTail:
+        thread_id = clean_text(thread_id)
+        state = self._threads.get(thread_id) or ThreadState(thread_id)
+        return copy.deepcopy(tail_of(state, since))  # copies the tail only
 
     async def append(
         self,

@@ -18,7 +18,7 @@ from oracle_core.store.base import INTERRUPTED_ERROR, Checkpointer, check_ttl
 from oracle_core.store.memory import conflict
 from oracle_core.store.plugin_store import connect_sqlite
 from oracle_core.store.saving import count_message
-from oracle_core.store.state import RunRecord, ThreadState
+from oracle_core.store.state import RunRecord, ThreadState, ThreadTail
 from oracle_core.text import clean_text
 
 T = TypeVar("T")
@@ -214,10 +214,66 @@ class SQLiteCheckpointer(Checkpointer):
             ).fetchall()
         finally:
             db.execute("COMMIT")
+        messages, tokens = self._decode(db, thread_id, rows)
+        return ThreadState(
+            thread_id,
+            messages=messages,
+            loaded_plugins=[clean_text(r[0]) for r in loaded],
+            runs=[RunRecord.from_json(_from_json(r[0])[0]) for r in runs],
+            message_tokens=tokens,
+        )
+
+    async def load_tail(self, thread_id: str, since: int) -> ThreadTail:
+        thread_id = clean_text(thread_id)
+        return await self._call(lambda db: self._load_tail(db, thread_id, since))
+
+    def _load_tail(self, db: sqlite3.Connection, thread_id: str, since: int) -> ThreadTail:
+        db.execute("BEGIN")  # one snapshot, as in _load
+        try:
+            (count,) = db.execute(
+                "SELECT count(*) FROM oracle_messages WHERE thread_id = ?", (thread_id,)
+            ).fetchone()
+            with_before = 0 < since <= count
+            first = since - 1 if with_before else min(since, count)
+            rows = db.execute(
+                "SELECT seq, message, tokens FROM oracle_messages WHERE thread_id = ? AND seq >= ? "
+                "ORDER BY seq",
+                (thread_id, first),
+            ).fetchall()
+            loaded = db.execute(
+                "SELECT plugin FROM oracle_loaded_plugins WHERE thread_id = ? ORDER BY seq",
+                (thread_id,),
+            ).fetchall()
+            running = db.execute(
+                "SELECT record FROM oracle_runs WHERE thread_id = ? AND status = 'running' "
+                "ORDER BY created_at, rowid",
+                (thread_id,),
+            ).fetchall()
+        finally:
+            db.execute("COMMIT")
+        messages, tokens = self._decode(db, thread_id, rows)
+        before = None
+        if with_before:  # the row before the tail came along, to check the caller's start
+            before, messages, tokens = messages[0], messages[1:], tokens[1:]
+        return ThreadTail(
+            thread_id=thread_id,
+            since=since,
+            messages=messages,
+            message_tokens=tokens,
+            before=before,
+            count=count,
+            loaded_plugins=[clean_text(r[0]) for r in loaded],
+            running=[RunRecord.from_json(_from_json(r[0])[0]) for r in running],
+        )
+
+    def _decode(
+        self, db: sqlite3.Connection, thread_id: str, rows: list[tuple[int, str, int | None]]
+    ) -> tuple[list[Message], list[int]]:
+        """Messages and token counts of rows; rows of an older release are repaired."""
         # One decode of every row at once: far cheaper than a json.loads call per row.
         joined = "[" + ",".join(text for _, text, _ in rows) + "]"
         messages: list[Message] = json.loads(joined)
-        tokens: list[int] = [count for _, _, count in rows]
+        tokens: list[int] = [count for _, _, count in rows]  # type: ignore[misc]
         repairs: list[tuple[str, int, str, int]] = []
         if None in tokens or _SURROGATE_ESCAPE.search(joined):  # rows of an older release
             for index, (seq, text, count) in enumerate(rows):
@@ -227,13 +283,7 @@ class SQLiteCheckpointer(Checkpointer):
                     repairs.append((fixed or text, tokens[index], thread_id, seq))
         if repairs:
             self._repair(db, repairs)
-        return ThreadState(
-            thread_id,
-            messages=messages,
-            loaded_plugins=[clean_text(r[0]) for r in loaded],
-            runs=[RunRecord.from_json(_from_json(r[0])[0]) for r in runs],
-            message_tokens=tokens,
-        )
+        return messages, tokens
 
     def _repair(self, db: sqlite3.Connection, repairs: list[tuple[str, int, str, int]]) -> None:
         """Write back rows of an older release, cleaned and counted, if the lock is free now.

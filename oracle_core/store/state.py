@@ -63,6 +63,33 @@ class RunRecord:
 
 
 @dataclass
+class ThreadTail:
+    """What a run needs of a thread it already holds the start of (see ``load_tail``).
+
+    Attributes:
+        thread_id: the thread's id.
+        since: the index of the first message in ``messages``.
+        messages: the thread's messages from ``since`` on.
+        message_tokens: their token counts, aligned with ``messages``.
+        count: how many messages the thread has in all; less than ``since`` when the
+            thread was deleted or replaced, so what the caller holds is no longer valid.
+        loaded_plugins: every plugin loaded in the thread, in load order.
+        running: the thread's runs whose status is ``running``.
+        before: the message just before ``since`` (``None`` when ``since`` is 0 or past
+            the end), so a caller can check that the start it holds is still this thread's.
+    """
+
+    thread_id: str
+    since: int
+    messages: list[Message] = field(default_factory=list)
+    message_tokens: list[int] = field(default_factory=list)
+    count: int = 0
+    loaded_plugins: list[str] = field(default_factory=list)
+    running: list[RunRecord] = field(default_factory=list)
+    before: Message | None = None
+
+
+@dataclass
 class ThreadState:
     """Everything saved about one thread.
 
