@@ -39,6 +39,8 @@ bench: $(STAMP)
 	$(BIN)/python bench/overhead.py
 	$(BIN)/python bench/startup.py
 	$(BIN)/python bench/server_throughput.py
+	$(BIN)/python bench/turn_cost.py
+	$(BIN)/python bench/health_latency.py
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import weakref
 from collections.abc import AsyncIterator, Sequence
@@ -61,11 +62,13 @@ class Oracle:
             ``settings.model`` (``ORACLE_MODEL``), else the offline demo model.
         checkpointer: where thread state is saved; default SQLite at ``$ORACLE_HOME/oracle.db``.
         instructions: the opening of the system prompt.
-        max_steps: model calls a run may make before it stops.
-        tool_concurrency: tool calls of one model response that may run at once.
-        tool_timeout: seconds a tool call may take unless the tool sets its own ``timeout``.
+        max_steps: model calls a run may make before it stops (default 12).
+        tool_concurrency: tool calls of one model response that may run at once (default 4).
+        tool_timeout: seconds a tool call may take unless the tool sets its own ``timeout``
+            (default 60).
         limits: every run limit at once (steps, concurrency, timeouts, result and text
-            caps, sync-tool workers); overrides the three above.
+            caps, sync-tool workers, busy wait); default ``settings.run_limits``, read from
+            the environment. The three above, when given, win over it.
 
     Raises:
         StrictPluginError: when ``settings.strict`` is set and any plugin failed.
@@ -81,14 +84,19 @@ class Oracle:
         model: Model | str | None = None,
         checkpointer: Checkpointer | None = None,
         instructions: str = DEFAULT_INSTRUCTIONS,
-        max_steps: int = 12,
-        tool_concurrency: int = 4,
-        tool_timeout: float = 60.0,
+        max_steps: int | None = None,
+        tool_concurrency: int | None = None,
+        tool_timeout: float | None = None,
         limits: RunLimits | None = None,
     ) -> None:
         self.settings = settings or Settings.from_env()
         self.instructions = instructions
-        self.limits = limits or RunLimits(max_steps, tool_concurrency, tool_timeout)
+        chosen: dict[str, Any] = {"max_steps": max_steps, "tool_concurrency": tool_concurrency,
+                                  "tool_timeout": tool_timeout}  # fmt: skip
+        self.limits = dataclasses.replace(
+            limits or self.settings.run_limits,
+            **{name: value for name, value in chosen.items() if value is not None},
+        )
         self._pool = SyncToolPool(self.limits.sync_tool_workers)
         self._states = PluginStates()
         self.plugin_manager: pluggy.PluginManager = new_plugin_manager()
@@ -164,13 +172,20 @@ class Oracle:
 
     @property
     def model(self) -> Model:
-        """The model runs talk to."""
+        """The model runs talk to.
+
+        A model string picks its client (:func:`~oracle_core.models.openai.model_for`): the
+        openai SDK for ``openai/...`` strings, litellm for the rest, and litellm for all
+        when ``ORACLE_MODEL_CLIENT=litellm``.
+        """
         if not isinstance(self._model, Model):
             name = self._model or self.settings.model
             if name:
-                from oracle_core.models.litellm import LiteLLMModel
+                from oracle_core.models.openai import model_for
 
-                self._model = LiteLLMModel(name, api_base=self.settings.api_base)
+                self._model = model_for(
+                    name, api_base=self.settings.api_base, env=self.settings.env
+                )
             else:
                 from oracle_core.models.demo import DemoModel
 

@@ -10,8 +10,13 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from oracle_core.run.limits import RunLimits
+
 DEFAULT_TIER1_BUDGET = 400
 """Tokens the Tier-1 block may cost before a warning names the most expensive plugins."""
+
+DEFAULT_LIST_LIMIT = 40
+"""Plugins ``list_capabilities()`` lists one by one; past it, categories and a hint to search."""
 
 DEFAULT_HOOK_TIMEOUT = 10.0
 """Seconds one plugin hook may take (assembly, startup, shutdown) before it counts as hung."""
@@ -25,6 +30,37 @@ def _names(value: str | None) -> tuple[str, ...] | None:
     if value is None:
         return None
     return tuple(part.strip() for part in value.split(",") if part.strip())
+
+
+_RUN_LIMIT_VARIABLES: tuple[tuple[str, str, type], ...] = (
+    ("ORACLE_MAX_STEPS", "max_steps", int),
+    ("ORACLE_TOOL_CONCURRENCY", "tool_concurrency", int),
+    ("ORACLE_TOOL_TIMEOUT", "tool_timeout", float),
+    ("ORACLE_MAX_RESULT_BYTES", "max_result_bytes", int),
+    ("ORACLE_MAX_TEXT_BYTES", "max_text_bytes", int),
+    ("ORACLE_RUN_TIMEOUT", "run_timeout", float),
+    ("ORACLE_SYNC_TOOL_WORKERS", "sync_tool_workers", int),
+    ("ORACLE_BUSY_WAIT", "busy_wait", float),
+)
+"""The environment variables that set :class:`~oracle_core.run.limits.RunLimits` fields."""
+
+
+def _run_limits(env: Mapping[str, str]) -> RunLimits:
+    values: dict[str, Any] = {}
+    for variable, name, kind in _RUN_LIMIT_VARIABLES:
+        raw = (env.get(variable) or "").strip()
+        if not raw:
+            continue
+        try:
+            values[name] = kind(raw)
+        except ValueError:
+            what = "a whole number" if kind is int else "a number"
+            raise ValueError(f"{variable} must be {what}, not {raw!r}") from None
+    try:
+        return RunLimits(**values)
+    except ValueError as error:
+        variable = next((v for v, n, _ in _RUN_LIMIT_VARIABLES if str(error).startswith(n)), "")
+        raise ValueError(f"{variable}: {error}" if variable else str(error)) from None
 
 
 def default_home() -> Path:
@@ -50,6 +86,15 @@ class Settings:
         trace_plugins: ``ORACLE_TRACE_PLUGINS=1`` prints every hook call to stderr.
         hook_timeout: ``ORACLE_HOOK_TIMEOUT``, seconds one plugin hook may take; a hook
             that takes longer is reported as a failure of its plugin, which is left out.
+        list_limit: ``ORACLE_LIST_LIMIT``, the most plugins ``list_capabilities`` lists at
+            once; a larger catalog is shown as categories, one category a page.
+        embedding_model: ``ORACLE_EMBEDDING_MODEL``, a litellm embedding model for the
+            semantic ranker of capability search (``none``: lexical only; unset: wordllama
+            when ``oracle-core[search]`` is installed).
+        embedding_api_base: ``ORACLE_EMBEDDING_API_BASE``, its server (default ``api_base``).
+        run_limits: how far a run may go (``ORACLE_MAX_STEPS``, ``ORACLE_TOOL_CONCURRENCY``,
+            ``ORACLE_TOOL_TIMEOUT``, ``ORACLE_MAX_RESULT_BYTES``, ``ORACLE_MAX_TEXT_BYTES``,
+            ``ORACLE_RUN_TIMEOUT``, ``ORACLE_SYNC_TOOL_WORKERS``, ``ORACLE_BUSY_WAIT``).
     """
 
     home: Path = field(default_factory=default_home)
@@ -61,6 +106,10 @@ class Settings:
     tier1_budget: int = DEFAULT_TIER1_BUDGET
     trace_plugins: bool = False
     hook_timeout: float = DEFAULT_HOOK_TIMEOUT
+    list_limit: int = DEFAULT_LIST_LIMIT
+    embedding_model: str | None = None
+    embedding_api_base: str | None = None
+    run_limits: RunLimits = field(default_factory=RunLimits)
     env: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
@@ -78,6 +127,10 @@ class Settings:
             "tier1_budget": int(env.get("ORACLE_TIER1_BUDGET") or DEFAULT_TIER1_BUDGET),
             "trace_plugins": _flag(env.get("ORACLE_TRACE_PLUGINS")),
             "hook_timeout": float(env.get("ORACLE_HOOK_TIMEOUT") or DEFAULT_HOOK_TIMEOUT),
+            "list_limit": max(1, int(env.get("ORACLE_LIST_LIMIT") or DEFAULT_LIST_LIMIT)),
+            "embedding_model": env.get("ORACLE_EMBEDDING_MODEL") or None,
+            "embedding_api_base": env.get("ORACLE_EMBEDDING_API_BASE") or None,
+            "run_limits": _run_limits(env),
             "env": env,
         }
         values.update({k: v for k, v in overrides.items() if v is not None})

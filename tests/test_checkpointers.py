@@ -615,3 +615,32 @@ async def test_load_tail_at_the_start_at_the_end_and_past_it(
     assert tail.count == 5
     assert len(tail.messages) == (5 if since == 0 else 0)
     assert tail.before == ({"role": "user", "content": "4"} if since == 5 else None)
+
+
+async def test_a_waiting_owner_gets_the_lease_before_one_that_asks_later(
+    connect: Callable[[], Checkpointer], clock: Clock
+) -> None:
+    here, there = connect(), connect()
+    assert await here.acquire("t", "here-run-1", 30)
+    assert not await there.acquire("t", "there-run-1", 30)  # queued
+    clock.now += 0.1
+    await here.release("t", "here-run-1")
+
+    assert not await here.acquire("t", "here-run-2", 30)  # the next run of the same process
+    assert await there.acquire("t", "there-run-1", 30)
+    await there.release("t", "there-run-1")
+    assert await here.acquire("t", "here-run-2", 30)
+
+
+async def test_a_waiter_that_gave_up_loses_its_place(
+    connect: Callable[[], Checkpointer], clock: Clock
+) -> None:
+    from oracle_core.store.base import WAITER_LIVENESS
+
+    here, there = connect(), connect()
+    assert await here.acquire("t", "a", 30)
+    assert not await there.acquire("t", "gave-up", 30)
+    await here.release("t", "a")
+    clock.now += WAITER_LIVENESS + 0.1
+
+    assert await here.acquire("t", "b", 30)

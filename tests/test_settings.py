@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -88,3 +89,28 @@ def test_trace_plugins_prints_every_hook_call(
     trace = capsys.readouterr().err.splitlines()
     assert "oracle: hook oracle_manifest -> alpha" in trace
     assert "oracle: hook oracle_tools -> alpha" in trace
+
+
+def test_run_limits_come_from_the_environment() -> None:
+    settings = Settings.from_env({"ORACLE_MAX_RESULT_BYTES": "1000", "ORACLE_RUN_TIMEOUT": "5"})
+
+    oracle = Oracle(entry_points=False, settings=settings, max_steps=3)
+
+    assert (oracle.limits.max_result_bytes, oracle.limits.run_timeout) == (1000, 5.0)
+    assert oracle.limits.max_steps == 3  # what the code passes wins
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "message"),
+    [
+        ("ORACLE_RUN_TIMEOUT", "soon", "ORACLE_RUN_TIMEOUT must be a number, not 'soon'"),
+        ("ORACLE_MAX_STEPS", "2.5", "ORACLE_MAX_STEPS must be a whole number, not '2.5'"),
+        ("ORACLE_MAX_STEPS", "0", "ORACLE_MAX_STEPS: max_steps must be at least 1"),
+        ("ORACLE_TOOL_TIMEOUT", "-1", "ORACLE_TOOL_TIMEOUT: tool_timeout must be positive"),
+    ],
+)
+def test_a_bad_run_limit_names_the_variable_and_what_it_takes(
+    variable: str, value: str, message: str
+) -> None:
+    with pytest.raises(ValueError, match=re.escape(message)):
+        Settings.from_env({variable: value})

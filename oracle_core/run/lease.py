@@ -53,7 +53,7 @@ class ThreadLease:
                     f"process) held it for the {self.wait:g} s this run may wait; try again later"
                 )
             await asyncio.sleep(min(pause, left))
-            pause = min(pause * 2, 0.5)
+            pause = min(pause * 2, 0.2)  # a waiter keeps its place in the queue by trying
         self._heartbeat = asyncio.create_task(self._renew(), name=f"lease {self.thread_id}")
         return self
 

@@ -100,7 +100,10 @@ class Checkpointer(ABC):
         """Take or renew the thread's lease for ``owner``, atomically across processes.
 
         The lease is taken when the thread has none, when its lease has expired (its expiry
-        is at or before now), or when ``owner`` already holds it (a renewal); it then expires
+        is at or before now), or when ``owner`` already holds it (a renewal) — and, so that a
+        process running turn after turn cannot starve another, only when no other owner
+        that is still trying (within :data:`WAITER_LIVENESS`) asked first: a refused
+        acquirer keeps its place in the thread's queue by trying again. It then expires
         ``ttl`` seconds from now and later renewals by :meth:`append` extend it by the same
         ``ttl``. A thread has at most one lease; a thread need not exist to be leased.
 
@@ -147,6 +150,13 @@ class Checkpointer(ABC):
         """Release connections and files. Safe to call twice."""
         return None
 
+
+WAITER_LIVENESS = 2.0
+"""Seconds a waiter for a lease counts as still waiting after its last attempt.
+
+Acquirers that keep trying (the run loop tries at least every 0.2 s) hold their place in
+the queue; one that gave up loses it this long after its last try.
+"""
 
 INTERRUPTED_ERROR = "the run stopped before it ended: no process held its thread's lease"
 """The ``error`` :meth:`Checkpointer.mark_interrupted` gives a run that had none."""

@@ -10,7 +10,13 @@ from dataclasses import dataclass
 
 from oracle_core.errors import ThreadConflictError
 from oracle_core.run.messages import Message
-from oracle_core.store.base import INTERRUPTED_ERROR, Checkpointer, check_ttl, tail_of
+from oracle_core.store.base import (
+    INTERRUPTED_ERROR,
+    WAITER_LIVENESS,
+    Checkpointer,
+    check_ttl,
+    tail_of,
+)
 from oracle_core.store.saving import clean_run, prepare_messages
 from oracle_core.store.state import RunRecord, ThreadState, ThreadTail
 from oracle_core.text import clean_text
@@ -43,6 +49,7 @@ class MemoryCheckpointer(Checkpointer):
         self._threads: dict[str, ThreadState] = {}
         self._touched: dict[str, float] = {}
         self._leases: dict[str, _Lease] = {}
+        self._waiters: dict[str, dict[str, tuple[float, float]]] = {}  # owner -> (since, seen)
 
     async def load(self, thread_id: str) -> ThreadState:
         thread_id = clean_text(thread_id)
@@ -100,10 +107,20 @@ class MemoryCheckpointer(Checkpointer):
         check_ttl(ttl)
         thread_id, owner, now = clean_text(thread_id), clean_text(owner), self._clock()
         held = self._leases.get(thread_id)
-        if held is not None and held.owner != owner and held.expires_at > now:
-            return False
-        self._leases[thread_id] = _Lease(owner, ttl, now + ttl)
-        return True
+        waiters = self._waiters.setdefault(thread_id, {})
+        renewal = held is not None and held.owner == owner
+        free = held is None or held.expires_at <= now
+        mine = waiters.get(owner, (now, now))[0]
+        queued = any(
+            other != owner and seen > now - WAITER_LIVENESS and since < mine
+            for other, (since, seen) in waiters.items()
+        )
+        if renewal or (free and not queued):
+            self._leases[thread_id] = _Lease(owner, ttl, now + ttl)
+            waiters.pop(owner, None)
+            return True
+        waiters[owner] = (mine, now)  # in the queue: first come, first served
+        return False
 
     async def release(self, thread_id: str, owner: str) -> None:
         thread_id = clean_text(thread_id)

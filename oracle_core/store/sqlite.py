@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from oracle_core.run.messages import Message
-from oracle_core.store.base import INTERRUPTED_ERROR, Checkpointer, check_ttl
+from oracle_core.store.base import INTERRUPTED_ERROR, WAITER_LIVENESS, Checkpointer, check_ttl
 from oracle_core.store.memory import conflict
 from oracle_core.store.plugin_store import connect_sqlite
 from oracle_core.store.saving import count_message
@@ -50,6 +50,13 @@ CREATE TABLE IF NOT EXISTS oracle_runs (
     status TEXT
 );
 CREATE INDEX IF NOT EXISTS oracle_runs_by_thread ON oracle_runs (thread_id, created_at);
+CREATE TABLE IF NOT EXISTS oracle_lease_waiters (
+    thread_id TEXT NOT NULL,
+    owner TEXT NOT NULL,
+    since REAL NOT NULL,
+    seen_at REAL NOT NULL,
+    PRIMARY KEY (thread_id, owner)
+);
 CREATE TABLE IF NOT EXISTS oracle_leases (
     thread_id TEXT PRIMARY KEY,
     owner TEXT NOT NULL,
@@ -156,6 +163,13 @@ class SQLiteCheckpointer(Checkpointer):
         self._db: sqlite3.Connection | None = None
         self._closed = False
         self._worker = ThreadPoolExecutor(1, thread_name_prefix=f"oracle-sqlite-{self.path.name}")
+        # Reads have a connection and a thread of their own: in WAL mode they never wait for
+        # a writer, so a save queued behind another process's lock holds up no read.
+        self._read_lock = threading.Lock()
+        self._reader_db: sqlite3.Connection | None = None
+        self._reader = ThreadPoolExecutor(
+            1, thread_name_prefix=f"oracle-sqlite-read-{self.path.name}"
+        )
 
     @property
     def connection(self) -> sqlite3.Connection:
@@ -193,9 +207,26 @@ class SQLiteCheckpointer(Checkpointer):
             raise RuntimeError(f"{self.path} is closed")
         return await asyncio.get_running_loop().run_in_executor(self._worker, run)
 
+    async def _read(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        """Run ``work`` with the read connection on the read thread."""
+
+        def run() -> T:
+            with self._read_lock:
+                if self._closed:
+                    raise RuntimeError(f"{self.path} is closed")
+                if self._reader_db is None:
+                    with self._lock:  # the file exists and is migrated before it is read
+                        self._connect()
+                    self._reader_db = connect_sqlite(self.path, busy_timeout=self.busy_timeout)
+                return work(self._reader_db)
+
+        if self._closed:
+            raise RuntimeError(f"{self.path} is closed")
+        return await asyncio.get_running_loop().run_in_executor(self._reader, run)
+
     async def load(self, thread_id: str) -> ThreadState:
         thread_id = clean_text(thread_id)
-        return await self._call(lambda db: self._load(db, thread_id))
+        return await self._read(lambda db: self._load(db, thread_id))
 
     def _load(self, db: sqlite3.Connection, thread_id: str) -> ThreadState:
         db.execute("BEGIN")  # one snapshot: messages, loads and runs from the same step
@@ -225,13 +256,14 @@ class SQLiteCheckpointer(Checkpointer):
 
     async def load_tail(self, thread_id: str, since: int) -> ThreadTail:
         thread_id = clean_text(thread_id)
-        return await self._call(lambda db: self._load_tail(db, thread_id, since))
+        return await self._read(lambda db: self._load_tail(db, thread_id, since))
 
     def _load_tail(self, db: sqlite3.Connection, thread_id: str, since: int) -> ThreadTail:
         db.execute("BEGIN")  # one snapshot, as in _load
         try:
             (count,) = db.execute(
-                "SELECT count(*) FROM oracle_messages WHERE thread_id = ?", (thread_id,)
+                "SELECT coalesce(max(seq) + 1, 0) FROM oracle_messages WHERE thread_id = ?",
+                (thread_id,),
             ).fetchone()
             with_before = 0 < since <= count
             first = since - 1 if with_before else min(since, count)
@@ -355,7 +387,8 @@ class SQLiteCheckpointer(Checkpointer):
             )
             if rows:
                 (count,) = db.execute(
-                    "SELECT count(*) FROM oracle_messages WHERE thread_id = ?", (thread_id,)
+                    "SELECT coalesce(max(seq) + 1, 0) FROM oracle_messages WHERE thread_id = ?",
+                    (thread_id,),
                 ).fetchone()
                 if count != base:
                     raise conflict(thread_id, base, count)
@@ -395,7 +428,7 @@ class SQLiteCheckpointer(Checkpointer):
         return [r[0] for r in merged]
 
     async def threads(self) -> list[str]:
-        rows = await self._call(
+        rows = await self._read(
             lambda db: db.execute(
                 "SELECT thread_id FROM oracle_threads ORDER BY updated_at DESC"
             ).fetchall()
@@ -408,17 +441,58 @@ class SQLiteCheckpointer(Checkpointer):
 
         def take(db: sqlite3.Connection) -> bool:
             now = self._clock()
-            # One statement, so atomic: insert, or take over when ours or expired.
-            cursor = db.execute(
-                "INSERT INTO oracle_leases (thread_id, owner, ttl, expires_at) "
-                "VALUES (?, ?, ?, ?) ON CONFLICT (thread_id) DO UPDATE SET "
-                "owner = excluded.owner, ttl = excluded.ttl, expires_at = excluded.expires_at "
-                "WHERE oracle_leases.owner = excluded.owner OR oracle_leases.expires_at <= ?",
-                (thread_id, owner, ttl, now + ttl, now),
-            )
-            return cursor.rowcount == 1
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                taken = self._take(db, thread_id, owner, ttl, now)
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+            return taken
 
         return await self._call(take)
+
+    def _take(
+        self, db: sqlite3.Connection, thread_id: str, owner: str, ttl: float, now: float
+    ) -> bool:
+        held = db.execute(
+            "SELECT owner, expires_at FROM oracle_leases WHERE thread_id = ?", (thread_id,)
+        ).fetchone()
+        renewal = held is not None and held[0] == owner
+        free = held is None or held[1] <= now
+        if renewal or (free and not self._queued_before(db, thread_id, owner, now)):
+            db.execute(
+                "INSERT INTO oracle_leases (thread_id, owner, ttl, expires_at) VALUES (?, ?, ?, ?) "
+                "ON CONFLICT (thread_id) DO UPDATE SET owner = excluded.owner, "
+                "ttl = excluded.ttl, expires_at = excluded.expires_at",
+                (thread_id, owner, ttl, now + ttl),
+            )
+            db.execute(
+                "DELETE FROM oracle_lease_waiters WHERE thread_id = ? AND owner = ?",
+                (thread_id, owner),
+            )
+            return True
+        db.execute(  # in the queue: first come, first served
+            "INSERT INTO oracle_lease_waiters VALUES (?, ?, ?, ?) "
+            "ON CONFLICT (thread_id, owner) DO UPDATE SET seen_at = excluded.seen_at",
+            (thread_id, owner, now, now),
+        )
+        return False
+
+    def _queued_before(
+        self, db: sqlite3.Connection, thread_id: str, owner: str, now: float
+    ) -> bool:
+        """Whether a live waiter of the thread asked before ``owner`` did."""
+        mine = db.execute(
+            "SELECT since FROM oracle_lease_waiters WHERE thread_id = ? AND owner = ?",
+            (thread_id, owner),
+        ).fetchone()
+        found = db.execute(
+            "SELECT 1 FROM oracle_lease_waiters WHERE thread_id = ? AND owner != ? "
+            "AND seen_at > ? AND since < ? LIMIT 1",
+            (thread_id, owner, now - WAITER_LIVENESS, mine[0] if mine else now),
+        ).fetchone()
+        return found is not None
 
     async def release(self, thread_id: str, owner: str) -> None:
         thread_id, owner = clean_text(thread_id), clean_text(owner)
@@ -476,6 +550,14 @@ class SQLiteCheckpointer(Checkpointer):
                     self._db.close()
                     self._db = None
 
-        # On the worker, after every call already made.
+        def shut_reader() -> None:
+            with self._read_lock:
+                if self._reader_db is not None:
+                    self._reader_db.close()
+                    self._reader_db = None
+
+        # On the workers, after every call already made.
         await asyncio.get_running_loop().run_in_executor(self._worker, shut)
+        await asyncio.get_running_loop().run_in_executor(self._reader, shut_reader)
         self._worker.shutdown(wait=False)
+        self._reader.shutdown(wait=False)

@@ -1,0 +1,192 @@
+"""The framework's own time per turn on a thread of 10 messages and of 500, model call excluded.
+
+A turn is one ``Oracle.run`` whose model (in process) answers at once: what is measured is
+the oracle's own work, reading the thread, building the request, counting and saving. Each
+sample runs on a thread seeded (untimed) with 10 or 500 messages, and the two sizes
+alternate, so drift (caches, the file growing) falls on both alike. Both stores, the
+memory store and SQLite, are measured; the bare row is the same model called directly, for
+scale. Two kinds of turn: *continuing* a conversation this oracle had a turn on before (its
+thread cache holds the start, so only what is new is read), and the *first turn* on a
+thread another writer made (everything is read from the store). Goal (issues 11 and 13):
+the 500-message turn within 1.2x the 10-message one.
+
+Run: ``.venv/bin/python bench/turn_cost.py [--turns 200] [--chars 300]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import itertools
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from oracle_core import (
+    Checkpointer,
+    MemoryCheckpointer,
+    Model,
+    ModelRequest,
+    ModelResponse,
+    Oracle,
+    Settings,
+    SQLiteCheckpointer,
+)
+from oracle_core.models.base import assistant_message
+
+SIZES = (10, 500)
+
+
+class InstantModel(Model):
+    """Answers every request at once with the same short text."""
+
+    name = "instant"
+
+    def __init__(self) -> None:
+        self.response = ModelResponse(assistant_message("The answer is 42.", None))
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        return self.response
+
+
+def history(size: int, chars: int) -> list[dict[str, Any]]:
+    """``size`` alternating user and assistant messages of about ``chars`` characters each."""
+    words = ("lorem ipsum dolor sit amet consectetur adipiscing elit " * (chars // 50 + 1))[:chars]
+    roles = ("user", "assistant")
+    return [{"role": roles[i % 2], "content": f"{i}: {words}"} for i in range(size)]
+
+
+def quantiles(samples: list[float]) -> tuple[float, float]:
+    """Median and p90 of ``samples``, in microseconds."""
+    ordered = sorted(samples)
+    p90 = ordered[min(len(ordered) - 1, int(len(ordered) * 0.9))]
+    return statistics.median(ordered) * 1e6, p90 * 1e6
+
+
+async def turns(
+    store: Checkpointer, home: Path, count: int, chars: int, *, continuing: bool
+) -> dict[int, tuple[float, float]]:
+    """Median and p90 microseconds of a turn on a thread of each size, sizes interleaved.
+
+    ``continuing``: the turns continue 20 conversations of each size that this oracle has
+    already had one turn on (the usual case: its thread cache holds them); otherwise every
+    turn is the first on a fresh thread, seeded by another writer (all read from the store).
+    """
+    oracle = Oracle(
+        entry_points=False,
+        settings=Settings.from_env({"ORACLE_HOME": str(home)}),
+        model=InstantModel(),
+        checkpointer=store,
+    )
+    seeds = {size: history(size, chars) for size in SIZES}
+    samples: dict[int, list[float]] = {size: [] for size in SIZES}
+    pool = 20
+    async with oracle:
+        if continuing:
+            for size in SIZES:
+                for n in range(pool):
+                    await store.append(f"c{size}-{n}", base=0, messages=seeds[size])
+                    await oracle.run(f"c{size}-{n}", "warm up")
+        for index in range(count + 10):  # the first 10 of each size warm up, unrecorded
+            for size in SIZES if index % 2 else reversed(SIZES):
+                if continuing:
+                    thread = f"c{size}-{index % pool}"
+                else:
+                    thread = f"t{size}-{index}"
+                    await store.append(thread, base=0, messages=seeds[size])
+                began = time.perf_counter()
+                result = await oracle.run(thread, "What is the answer?")
+                took = time.perf_counter() - began
+                assert result.status == "completed", result.error
+                if index >= 10:
+                    samples[size].append(took)
+    return {size: quantiles(samples[size]) for size in SIZES}
+
+
+async def bare(count: int) -> tuple[float, float]:
+    """Median and p90 microseconds of the model alone, called directly."""
+    model = InstantModel()
+    request = ModelRequest(
+        thread_id="bare",
+        run_id="bare",
+        step=1,
+        model=model.name,
+        system_prompt="",
+        messages=(),
+        tools=(),
+    )
+    samples = []
+    for _ in range(count):
+        began = time.perf_counter()
+        await model.complete(request)
+        samples.append(time.perf_counter() - began)
+    return quantiles(samples)
+
+
+def table(rows: list[list[str]]) -> str:
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines = [
+        "  ".join(
+            c.rjust(w) if i else c.ljust(w)
+            for i, (c, w) in enumerate(zip(row, widths, strict=True))
+        )
+        for row in rows
+    ]
+    lines.insert(1, "-" * len(lines[0]))
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--turns", type=int, default=200, help="turns measured per thread size")
+    parser.add_argument("--chars", type=int, default=300, help="characters per seeded message")
+    args = parser.parse_args()
+    rows = [
+        [
+            "store",
+            "p50 us @10",
+            "p90 us @10",
+            "p50 us @500",
+            "p90 us @500",
+            "p50 500/10",
+            "p90 500/10",
+        ]
+    ]
+    with tempfile.TemporaryDirectory() as folder:
+        stores: list[tuple[str, Callable[[], Checkpointer]]] = [
+            ("memory", MemoryCheckpointer),
+            ("sqlite", lambda: SQLiteCheckpointer(Path(folder) / "turns.db")),
+        ]
+        for (name, make), continuing in itertools.product(stores, (True, False)):
+            kind = "continuing" if continuing else "first turn"
+            print(f"measuring the {name} store, {kind}...", file=sys.stderr, flush=True)
+            found = asyncio.run(
+                turns(make(), Path(folder), args.turns, args.chars, continuing=continuing)
+            )
+            (p50_small, p90_small), (p50_large, p90_large) = found[10], found[500]
+            rows.append(
+                [
+                    f"{name}, {kind}",
+                    f"{p50_small:.0f}",
+                    f"{p90_small:.0f}",
+                    f"{p50_large:.0f}",
+                    f"{p90_large:.0f}",
+                    f"{p50_large / p50_small:.2f}x",
+                    f"{p90_large / p90_small:.2f}x",
+                ]
+            )
+    p50, p90 = asyncio.run(bare(args.turns))
+    rows.append(["bare model call", f"{p50:.1f}", f"{p90:.1f}", f"{p50:.1f}", f"{p90:.1f}", "", ""])
+    print(
+        f"one turn (Oracle.run, an instant in-process model), {args.turns} turns per size, "
+        f"messages of {args.chars} characters; goal: 500/10 within 1.20x"
+    )
+    print(table(rows))
+
+
+if __name__ == "__main__":
+    main()
