@@ -11,7 +11,7 @@ STAMP := $(VENV)/.installed
 $(STAMP): pyproject.toml $(PACKAGES)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,server,postgres]' $(foreach p,$(PACKAGES),-e $(dir $(p)))
+	$(BIN)/python -m pip install --quiet -e '.[dev,server,postgres,search]' $(foreach p,$(PACKAGES),-e $(dir $(p)))
 	touch $(STAMP)
 
 demo: $(STAMP)
@@ -41,6 +41,9 @@ bench: $(STAMP)
 	$(BIN)/python bench/server_throughput.py
 	$(BIN)/python bench/turn_cost.py
 	$(BIN)/python bench/health_latency.py
+	$(BIN)/python bench/model_path.py
+	$(BIN)/python bench/search.py
+	$(BIN)/python bench/peers.py  # peer rows need `pip install -e '.[peers]'`; skipped otherwise
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache

@@ -3,8 +3,8 @@
 Two libraries read environment variables that decide whether they go to the network:
 tiktoken (``TIKTOKEN_CACHE_DIR``: where its encoding files are) and litellm
 (``LITELLM_LOCAL_MODEL_COST_MAP``: read the price map from the package instead of
-downloading it), and litellm has module flags for telemetry and debug output. Nothing in
-oracle-core sets any of them at import; :func:`prepare_tokenizer` and
+downloading it), and litellm has module flags for telemetry and debug output, and loggers.
+Nothing in oracle-core sets any of them at import; :func:`prepare_tokenizer` and
 :func:`configure_litellm` do, just before the library is first used. Both are idempotent
 and only fill in what the operator left unset (``setdefault``): an operator's own value
 always wins.
@@ -13,6 +13,7 @@ always wins.
 from __future__ import annotations
 
 import importlib.util
+import logging
 import os
 from pathlib import Path
 from typing import Any
@@ -41,10 +42,37 @@ def prepare_tokenizer() -> None:
             os.environ.setdefault(TIKTOKEN_CACHE, str(folder))
 
 
+LITELLM_LOGGERS = ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy")
+"""litellm's loggers; :func:`configure_litellm` sets them to ``WARNING`` unless told otherwise."""
+
+
 def configure_litellm(litellm: Any) -> Any:
-    """Quiet, offline litellm: no telemetry, no debug banner; returns the module."""
+    """Quiet, offline litellm; returns the module.
+
+    What it sets, and why each loses nothing a user relies on (``bench/model_path.py``
+    measured each of litellm 1.110's switches per call, interleaved with the openai SDK):
+
+    - ``telemetry = False``: nothing is sent anywhere.
+    - ``suppress_debug_info = True``: no "Give Feedback / Get Help" banner on errors.
+    - litellm's loggers at ``WARNING`` when ``LITELLM_LOG`` is unset and the logger has no
+      level of its own: an application that logs at ``INFO`` would otherwise print a line
+      per model call. ``LITELLM_LOG=INFO`` (or a level set in code) still wins.
+
+    Left as litellm ships them, because they save no measurable CPU (within noise) and each
+    would take something from a user who registered litellm callbacks of their own:
+    ``turn_off_message_logging`` (callbacks would lose the messages),
+    ``disable_streaming_logging`` (callbacks would lose streamed calls), and the callback
+    lists (already empty unless the user filled them). litellm 1.110 has no switch for its
+    per-call cost calculation (about a fifth of its CPU); the direct path
+    (:class:`~oracle_core.models.openai.OpenAIModel`) is how ``openai/`` models avoid it.
+    """
     litellm.telemetry = False
     litellm.suppress_debug_info = True
+    if "LITELLM_LOG" not in os.environ:
+        for name in LITELLM_LOGGERS:
+            logger = logging.getLogger(name)
+            if logger.level == logging.NOTSET:
+                logger.setLevel(logging.WARNING)
     return litellm
 
 

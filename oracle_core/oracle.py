@@ -308,6 +308,8 @@ class Oracle:
                 await lifecycle.stop(self)
         finally:
             self._pool.close()
+            if isinstance(self._model, Model):
+                await self._model.aclose()
             if self._checkpointer is not None:
                 await self._checkpointer.close()
 

@@ -37,6 +37,10 @@ class Model(ABC):
             yield str(response.message["content"])
         yield response
 
+    async def aclose(self) -> None:
+        """Release connections; the oracle calls it when it closes. Safe to call twice."""
+        return None
+
 
 def assistant_message(content: str | None, tool_calls: list[dict[str, Any]] | None) -> Message:
     """An OpenAI assistant message; ``tool_calls`` is left out when empty."""

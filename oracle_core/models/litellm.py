@@ -10,15 +10,14 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from oracle_core.environment import import_litellm
-from oracle_core.models.base import Model, ModelError, assistant_message
-from oracle_core.run.messages import ModelRequest, ModelResponse, Usage
-
-
-def _usage(raw: Any) -> Usage:
-    if raw is None:
-        return Usage()
-    get = raw.get if isinstance(raw, dict) else lambda k, d=0: getattr(raw, k, d)
-    return Usage(int(get("prompt_tokens", 0) or 0), int(get("completion_tokens", 0) or 0))
+from oracle_core.models.base import Model, ModelError
+from oracle_core.models.completions import (
+    StreamAssembler,
+    call_failed,
+    response_from,
+    stream_failed,
+)
+from oracle_core.run.messages import ModelRequest, ModelResponse
 
 
 class LiteLLMModel(Model):
@@ -72,61 +71,23 @@ class LiteLLMModel(Model):
         try:
             return await litellm.acompletion(**arguments)
         except Exception as error:
-            status = getattr(error, "status_code", None)
-            where = f" (HTTP {status})" if status else ""
-            raise ModelError(
-                f"model call to {arguments['model']!r} failed{where}: {type(error).__name__}: {error}"
-            ) from error
+            raise call_failed(arguments["model"], error) from error
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
-        response = await self._acompletion(**self._arguments(request))
-        message = response.choices[0].message
-        tool_calls = [
-            {
-                "id": call.id,
-                "type": "function",
-                "function": {
-                    "name": call.function.name,
-                    "arguments": call.function.arguments or "",
-                },
-            }
-            for call in (message.tool_calls or [])
-        ]
-        return ModelResponse(
-            assistant_message(message.content, tool_calls), _usage(getattr(response, "usage", None))
-        )
+        return response_from(await self._acompletion(**self._arguments(request)))
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[str | ModelResponse]:
         arguments = self._arguments(request)
         arguments.update(stream=True, stream_options={"include_usage": True})
         stream = await self._acompletion(**arguments)
-        text: list[str] = []
-        calls: dict[int, dict[str, Any]] = {}
-        usage = Usage()
+        answer = StreamAssembler()
         try:
             async for chunk in stream:
-                if getattr(chunk, "usage", None):
-                    usage = _usage(chunk.usage)
-                if not chunk.choices:
-                    continue
-                delta = chunk.choices[0].delta
-                if getattr(delta, "content", None):
-                    text.append(delta.content)
-                    yield delta.content
-                for piece in getattr(delta, "tool_calls", None) or []:
-                    call = calls.setdefault(
-                        piece.index or 0,
-                        {"id": "", "type": "function", "function": {"name": "", "arguments": ""}},
-                    )
-                    call["id"] = piece.id or call["id"]
-                    if piece.function is not None:
-                        call["function"]["name"] += piece.function.name or ""
-                        call["function"]["arguments"] += piece.function.arguments or ""
+                text = answer.add(chunk)
+                if text:
+                    yield text
         except ModelError:
             raise
         except Exception as error:
-            raise ModelError(
-                f"model stream from {self.name!r} failed: {type(error).__name__}: {error}"
-            ) from error
-        tool_calls = [calls[i] for i in sorted(calls)]
-        yield ModelResponse(assistant_message("".join(text) or None, tool_calls), usage)
+            raise stream_failed(self.name, error) from error
+        yield answer.response()

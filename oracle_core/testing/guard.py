@@ -1,11 +1,11 @@
 """Refusing real model requests in tests.
 
 While :func:`refuse_model_requests` is active, a :class:`~oracle_core.models.litellm.LiteLLMModel`
-may only reach a server on this machine (``127.0.0.1``, ``localhost``, ``::1``), which is
+or :class:`~oracle_core.models.openai.OpenAIModel` may only reach a server on this machine (``127.0.0.1``, ``localhost``, ``::1``), which is
 where :class:`~oracle_core.testing.HTTPScriptedModel` and ``FakeOpenAI`` listen (the
 in-process :class:`~oracle_core.testing.ScriptedModel` makes no request at all). Any other call
 (a provider's default endpoint, a remote ``api_base``) raises :class:`RealModelRequestError`
-before litellm is asked, so a test never spends tokens or depends on the network by accident.
+before any request is made, so a test never spends tokens or depends on the network by accident.
 
 The pytest plugin turns it on in every test that uses the harness fixtures (its
 ``oracle_refuse_model_requests`` fixture); opt a test in to real requests with
@@ -21,6 +21,7 @@ from typing import Any
 from oracle_core.errors import OracleError
 from oracle_core.loopback import is_loopback_url
 from oracle_core.models.litellm import LiteLLMModel
+from oracle_core.models.openai import OpenAIModel
 from oracle_core.run.messages import ModelRequest, ModelResponse
 
 OPT_IN = (
@@ -51,35 +52,43 @@ class RealModelRequestError(OracleError):
 
 @contextmanager
 def refuse_model_requests() -> Iterator[list[RealModelRequestError]]:
-    """Refuse :class:`LiteLLMModel` calls to anything but loopback while the block runs.
+    """Refuse model calls (litellm or direct) to anything but loopback while the block runs.
 
     Yields the list of refusals made, so a caller can report requests that a run swallowed
     as a failed run. Blocks nest; leaving one restores what was there before.
     """
     refused: list[RealModelRequestError] = []
-    complete, stream = LiteLLMModel.complete, LiteLLMModel.stream
+    guarded: list[tuple[Any, Any, Any]] = []
 
-    def check(model: LiteLLMModel, request: ModelRequest) -> None:
+    def check(model: LiteLLMModel | OpenAIModel, request: ModelRequest) -> None:
         api_base = request.options.get("api_base") or model.api_base
         if not is_loopback_url(api_base):
             error = RealModelRequestError(request.model or model.name, api_base)
             refused.append(error)
             raise error
 
-    async def guarded_complete(self: LiteLLMModel, request: ModelRequest) -> ModelResponse:
-        check(self, request)
-        return await complete(self, request)
+    def guard(cls: Any) -> None:
+        complete, stream = cls.complete, cls.stream
 
-    async def guarded_stream(
-        self: LiteLLMModel, request: ModelRequest
-    ) -> AsyncIterator[str | ModelResponse]:
-        check(self, request)
-        async for piece in stream(self, request):
-            yield piece
+        async def guarded_complete(self: Any, request: ModelRequest) -> ModelResponse:
+            check(self, request)
+            result: ModelResponse = await complete(self, request)
+            return result
 
-    patched: Any = LiteLLMModel
-    patched.complete, patched.stream = guarded_complete, guarded_stream
+        async def guarded_stream(
+            self: Any, request: ModelRequest
+        ) -> AsyncIterator[str | ModelResponse]:
+            check(self, request)
+            async for piece in stream(self, request):
+                yield piece
+
+        guarded.append((cls, complete, stream))
+        cls.complete, cls.stream = guarded_complete, guarded_stream
+
+    for cls in (LiteLLMModel, OpenAIModel):
+        guard(cls)
     try:
         yield refused
     finally:
-        patched.complete, patched.stream = complete, stream
+        for cls, complete, stream in reversed(guarded):
+            cls.complete, cls.stream = complete, stream

@@ -15,7 +15,9 @@ the ``oracle_http_model`` fixture, which wrap it; replies are scripted with the 
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
 import threading
 import time
 import uuid
@@ -28,8 +30,27 @@ from oracle_core.testing.script import Reply, ReplyQueue, Responder, SeenRequest
 __all__ = ["FakeOpenAI", "Reply", "Responder", "SeenRequest"]
 
 
+EMBEDDING_DIMENSIONS = 64
+"""Length of the vectors the fake ``/v1/embeddings`` route returns."""
+
+
+def hashed_embedding(text: str, dimensions: int = EMBEDDING_DIMENSIONS) -> list[float]:
+    """A deterministic bag-of-words vector: each lowercase word adds ±1 at its hashed slot.
+
+    Texts that share words point the same way, so semantic search can be tested offline.
+    """
+    vector = [0.0] * dimensions
+    for word in re.findall(r"[a-z0-9]+", text.lower()):
+        digest = hashlib.sha256(word.encode()).digest()
+        vector[digest[0] % dimensions] += 1.0 if digest[1] % 2 else -1.0
+    return vector
+
+
 class FakeOpenAI:
     """A scripted OpenAI-compatible server (``/v1/chat/completions``) on 127.0.0.1.
+
+    ``/v1/embeddings`` answers every request with :func:`hashed_embedding` vectors and
+    records the inputs in :attr:`embedding_inputs`.
 
     Queue replies with :meth:`script`, or answer from a function with :meth:`respond_with`.
     Every request is recorded in :attr:`requests`; a responder that raised is recorded in
@@ -42,6 +63,7 @@ class FakeOpenAI:
 
     def __init__(self) -> None:
         self.replies = ReplyQueue()
+        self.embedding_inputs: list[list[str]] = []
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -147,6 +169,9 @@ def _handler(owner: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                     400, {"error": {"message": "body is not JSON", "type": "invalid_request_error"}}
                 )
                 return
+            if self.path.rstrip("/").endswith("/embeddings"):
+                self._embeddings(body)
+                return
             if not self.path.rstrip("/").endswith("/chat/completions"):
                 self._json(
                     404, {"error": {"message": "not found", "type": "invalid_request_error"}}
@@ -183,18 +208,33 @@ def _handler(owner: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 "usage": usage,
             })  # fmt: skip
 
+        def _embeddings(self, body: dict[str, Any]) -> None:
+            texts = body.get("input")
+            texts = [texts] if isinstance(texts, str) else [str(t) for t in texts or []]
+            owner.embedding_inputs.append(texts)
+            words = sum(len(t.split()) for t in texts)
+            self._json(200, {
+                "object": "list",
+                "data": [{"object": "embedding", "index": i, "embedding": hashed_embedding(t)} for i, t in enumerate(texts)],
+                "model": body.get("model", "fake-embedding"),
+                "usage": {"prompt_tokens": words, "total_tokens": words},
+            })  # fmt: skip
+
         def _stream(
             self, reply: Reply, calls: list[dict[str, Any]], usage: dict[str, int], model: str
         ) -> None:
+            # Chunked transfer encoding keeps the connection open after the stream, as a
+            # provider's does: a client pays for one connection, not one per streamed call.
             self.send_response(200)
             self.send_header("Content-Type", "text/event-stream")
-            self.send_header("Connection", "close")
+            self.send_header("Transfer-Encoding", "chunked")
             self.end_headers()
-            self.close_connection = True
-            for chunk in _chunks(reply, calls, usage, model):
-                self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+            events = [f"data: {json.dumps(c)}\n\n" for c in _chunks(reply, calls, usage, model)]
+            for event in [*events, "data: [DONE]\n\n"]:
+                data = event.encode()
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
                 self.wfile.flush()
-            self.wfile.write(b"data: [DONE]\n\n")
+            self.wfile.write(b"0\r\n\r\n")
             self.wfile.flush()
 
     return Handler

@@ -1,0 +1,294 @@
+"""The direct model path: OpenAI-compatible endpoints through the openai SDK, without litellm.
+
+For an ``openai/...`` model string litellm builds an OpenAI chat completions body and hands
+it to the openai SDK's ``AsyncOpenAI``; the SDK makes the request and its retries. Per call,
+litellm's own work around that (parameter mapping, logging, cost calculation) costs several
+times the CPU of the SDK call itself, and importing it costs seconds. :class:`OpenAIModel`
+builds the same body and makes the same SDK call directly: the same JSON reaches the server,
+the SDK retries the same errors the same number of times, and failures become the same
+:class:`ModelError` messages (``tests/test_model_path.py`` compares both paths against one
+fake server).
+
+It takes only what litellm passes through unchanged. A request litellm would reshape is
+sent through litellm instead, by a :class:`~oracle_core.models.litellm.LiteLLMModel` made
+with the same settings (see :func:`sends_directly`):
+
+- OpenAI's reasoning models (``o1``, ``o3``, ``o4``..., ``gpt-5``...), whose parameters and
+  system message litellm rewrites;
+- an option outside :data:`PASS_THROUGH` (``response_format``, ``user``, ``api_base``,
+  litellm's own keywords, ...), which litellm may rename, drop or check per model;
+- a message whose content is not plain text (images, files), which litellm may transform.
+
+Intentionally different from the litellm path:
+
+- a connection that fails (refused, reset, timed out) has no HTTP status, so the error
+  names none; litellm reports it as HTTP 500;
+- the error's text is the provider's own message, without litellm's prefix
+  (``litellm.RateLimitError: OpenAIException - ...``) and suffix (``LiteLLM Retried: 2 times``);
+- when a server reports no usage, the usage is zero; litellm estimates it with its tokenizer.
+
+The openai SDK is imported on first use. ``ORACLE_MODEL_CLIENT=litellm`` makes
+:func:`model_for` choose litellm for every model string.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import weakref
+from collections.abc import AsyncIterator, Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from oracle_core.models.base import Model, ModelError
+from oracle_core.models.completions import (
+    StreamAssembler,
+    call_failed,
+    response_from,
+    stream_failed,
+)
+from oracle_core.run.messages import ModelRequest, ModelResponse
+
+if TYPE_CHECKING:
+    from openai import AsyncOpenAI
+
+    from oracle_core.models.litellm import LiteLLMModel
+
+__all__ = [
+    "MODEL_CLIENT",
+    "MODEL_CLIENTS",
+    "PASS_THROUGH",
+    "PREFIX",
+    "OpenAIModel",
+    "model_for",
+    "sends_directly",
+]
+
+PREFIX = "openai/"
+"""The litellm provider prefix of OpenAI and OpenAI-compatible endpoints."""
+
+MODEL_CLIENT = "ORACLE_MODEL_CLIENT"
+"""The operator switch: ``auto`` (default) or ``litellm`` (every model through litellm)."""
+
+MODEL_CLIENTS = ("auto", "litellm")
+"""The values :data:`MODEL_CLIENT` may take."""
+
+PASS_THROUGH = frozenset(
+    {
+        "temperature",
+        "top_p",
+        "max_tokens",
+        "max_completion_tokens",
+        "n",
+        "stop",
+        "seed",
+        "presence_penalty",
+        "frequency_penalty",
+        "logit_bias",
+        "logprobs",
+        "top_logprobs",
+        "tool_choice",
+        "parallel_tool_calls",
+        "service_tier",
+        "store",
+        "prompt_cache_key",
+        "safety_identifier",
+        "extra_headers",
+        "extra_body",
+    }
+)
+"""Options litellm sends to an OpenAI-compatible endpoint exactly as given, for any model name
+that :func:`sends_directly` accepts (``None`` values are left out, as litellm does)."""
+
+# OpenAI's reasoning models: litellm checks and rewrites their parameters (temperature,
+# max_tokens) and, for some, turns the system message into a user message.
+_REASONING = re.compile(r"^(o\d|gpt-5|codex)", re.IGNORECASE)
+
+
+def sends_directly(model: str, options: Mapping[str, Any] = {}) -> bool:
+    """Whether a call to ``model`` with ``options`` sends what litellm would, unchanged.
+
+    True for an ``openai/...`` string that is not one of OpenAI's reasoning models, with
+    every option (that is not ``None``) in :data:`PASS_THROUGH`.
+    """
+    if not model.startswith(PREFIX) or _REASONING.match(model[len(PREFIX) :]):
+        return False
+    return all(key in PASS_THROUGH for key, value in options.items() if value is not None)
+
+
+def _plain(messages: Iterable[Mapping[str, Any]]) -> bool:
+    return all(isinstance(m.get("content"), str | None) for m in messages)
+
+
+def _without_none(message: Mapping[str, Any]) -> dict[str, Any]:
+    # litellm leaves out a message's keys whose value is None ("content": None of an
+    # assistant message that only calls tools), not nested ones.
+    return {key: value for key, value in message.items() if value is not None}
+
+
+def model_for(
+    name: str,
+    *,
+    api_base: str | None = None,
+    env: Mapping[str, str] | None = None,
+) -> Model:
+    """The model for the model string ``name``: :class:`OpenAIModel` or ``LiteLLMModel``.
+
+    ``openai/...`` strings that :func:`sends_directly` accepts get the direct path, every
+    other string litellm, and so does every string when ``env`` (default ``os.environ``)
+    sets ``ORACLE_MODEL_CLIENT=litellm``.
+
+    Raises:
+        ValueError: ``ORACLE_MODEL_CLIENT`` is neither ``auto`` nor ``litellm``.
+    """
+    client = ((os.environ if env is None else env).get(MODEL_CLIENT) or "auto").strip().lower()
+    if client not in MODEL_CLIENTS:
+        raise ValueError(
+            f"{MODEL_CLIENT} is {client!r}: use 'auto' (the openai SDK for openai/ models, "
+            "litellm for the rest) or 'litellm' (litellm for every model)"
+        )
+    if client == "auto" and sends_directly(name):
+        return OpenAIModel(name, api_base=api_base)
+    from oracle_core.models.litellm import LiteLLMModel
+
+    return LiteLLMModel(name, api_base=api_base)
+
+
+class OpenAIModel(Model):
+    """Calls an OpenAI-compatible chat completions endpoint with the openai SDK.
+
+    Takes the same arguments as :class:`~oracle_core.models.litellm.LiteLLMModel` and sends
+    the same request (see the module docs for the few things it leaves to litellm).
+
+    Args:
+        model: an ``openai/...`` model string; the part after ``openai/`` is sent.
+        api_base: the server's base URL; default ``OPENAI_BASE_URL``, ``OPENAI_API_BASE``,
+            else OpenAI's.
+        api_key: the key; default ``OPENAI_API_KEY``.
+        num_retries: retries the SDK makes for retryable errors (408, 409, 429, 5xx,
+            connection errors and timeouts), with its exponential backoff.
+        timeout: seconds one attempt may take.
+        options: more request options (``temperature``, ...).
+    """
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_base: str | None = None,
+        api_key: str | None = None,
+        num_retries: int = 2,
+        timeout: float = 120.0,
+        **options: Any,
+    ) -> None:
+        self.name = model
+        self.api_base = api_base
+        self.api_key = api_key
+        self.num_retries = num_retries
+        self.timeout = timeout
+        self.options = options
+        # One client per event loop: its connection pool belongs to the loop it was made in.
+        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, AsyncOpenAI] = (
+            weakref.WeakKeyDictionary()
+        )
+        self._litellm: LiteLLMModel | None = None
+
+    def _client(self) -> AsyncOpenAI:
+        loop = asyncio.get_running_loop()
+        client = self._clients.get(loop)
+        if client is None:
+            from openai import AsyncOpenAI, DefaultAsyncHttpxClient
+
+            base = (
+                self.api_base
+                or os.environ.get("OPENAI_BASE_URL")
+                or os.environ.get("OPENAI_API_BASE")
+            )
+            client = AsyncOpenAI(
+                api_key=self.api_key or os.environ.get("OPENAI_API_KEY"),
+                base_url=base or None,
+                max_retries=self.num_retries,
+                timeout=self.timeout,
+                # The SDK's own HTTP client closes itself on garbage collection by starting a
+                # task in whatever loop is running then, which fails once its own loop is gone.
+                http_client=DefaultAsyncHttpxClient(),
+            )
+            self._clients[loop] = client
+        return client
+
+    def litellm(self) -> LiteLLMModel:
+        """The ``LiteLLMModel`` with this model's settings, for requests litellm reshapes."""
+        if self._litellm is None:
+            from oracle_core.models.litellm import LiteLLMModel
+
+            self._litellm = LiteLLMModel(
+                self.name,
+                api_base=self.api_base,
+                api_key=self.api_key,
+                num_retries=self.num_retries,
+                timeout=self.timeout,
+                **self.options,
+            )
+        return self._litellm
+
+    def body(self, request: ModelRequest) -> dict[str, Any] | None:
+        """The keyword arguments of the SDK call for ``request``, as litellm would send them.
+
+        ``None`` when litellm would reshape the request (see :func:`sends_directly`).
+        """
+        model = request.model or self.name
+        options = {**self.options, **request.options}
+        messages = [_without_none(m) for m in request.openai_messages()]
+        if not sends_directly(model, options) or not _plain(messages):
+            return None
+        body: dict[str, Any] = {"model": model[len(PREFIX) :], "messages": messages}
+        body.update((key, value) for key, value in options.items() if value is not None)
+        if request.tools:
+            body["tools"] = request.openai_tools()
+        return body
+
+    async def _create(self, body: dict[str, Any]) -> Any:
+        from openai import APIStatusError
+
+        model = PREFIX + body["model"]
+        try:
+            return await self._client().chat.completions.create(**body)
+        except APIStatusError as error:
+            detail = error.body.get("message") if isinstance(error.body, dict) else None
+            raise call_failed(model, error, detail or error.message) from error
+        except Exception as error:
+            raise call_failed(model, error) from error
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        body = self.body(request)
+        if body is None:
+            return await self.litellm().complete(request)
+        return response_from(await self._create(body))
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[str | ModelResponse]:
+        body = self.body(request)
+        if body is None:
+            async for piece in self.litellm().stream(request):
+                yield piece
+            return
+        body.update(stream=True, stream_options={"include_usage": True})
+        stream = await self._create(body)
+        answer = StreamAssembler()
+        try:
+            async for chunk in stream:
+                text = answer.add(chunk)
+                if text:
+                    yield text
+        except ModelError:
+            raise
+        except Exception as error:
+            raise stream_failed(self.name, error) from error
+        finally:
+            await stream.close()
+        yield answer.response()
+
+    async def aclose(self) -> None:
+        """Close the HTTP client of the running event loop, if one was made."""
+        client = self._clients.pop(asyncio.get_running_loop(), None)
+        if client is not None:
+            await client.close()
