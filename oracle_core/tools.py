@@ -4,15 +4,26 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import hashlib
 import inspect
+import math
 import re
+import threading
 import types
 import typing
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast, overload
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PydanticUserError,
+    TypeAdapter,
+    ValidationError,
+    create_model,
+)
 
 from oracle_core.context import ToolContext
 from oracle_core.errors import ToolArgumentsError, ToolDefinitionError
@@ -23,17 +34,149 @@ TOOL_NAME_PATTERN = re.compile(r"[a-zA-Z0-9_-]{1,64}")
 _SECTION = re.compile(r"^(Args|Arguments|Parameters|Returns|Raises|Yields|Examples?|Notes?):\s*$")
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True)
+class _Parameter:
+    """One parameter the model fills in, as the decorator read it from the signature."""
+
+    name: str
+    hint: Any
+    default: Any  # ``...`` when the parameter is required
+    description: str | None
+
+
+class _Arguments:
+    """A tool's argument model and JSON schema, built on first need and then kept.
+
+    Building them with pydantic costs about a millisecond a tool, so ``@tool`` only reads
+    the signature and this builds the rest the first time a request shows the tool, a call
+    validates its arguments, or the validator checks it. Simple parameters (``str``,
+    ``int``, ``float``, ``bool``, lists and string-keyed dicts of them, each optional) get
+    their JSON schema without pydantic, exactly as pydantic writes it; the model for
+    validation is still pydantic's. Thread-safe: runs and assembly may ask at once.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        where: str,
+        parameters: Sequence[_Parameter] = (),
+        *,
+        schema: dict[str, Any] | None = None,
+        model: type[BaseModel] | None = None,
+    ) -> None:
+        self.name = name
+        self.where = where
+        self.parameters = tuple(parameters)
+        self._lock = threading.Lock()
+        self._schema = schema
+        self._model = model
+        self._error: ToolDefinitionError | None = None
+        self._given = schema is not None
+
+    @property
+    def given(self) -> bool:
+        """Whether the schema was given ready-made (a hand-made tool), not read from a function."""
+        return self._given
+
+    @property
+    def built(self) -> bool:
+        """Whether the JSON schema is known (built, given, or primed from a cache)."""
+        return self._schema is not None
+
+    @property
+    def simple(self) -> bool:
+        """Whether every parameter's type cannot fail to validate (no pydantic check needed)."""
+        return not self._given and all(_simple_schema(p.hint) is not None for p in self.parameters)
+
+    def schema(self) -> dict[str, Any]:
+        """The JSON schema of the arguments (OpenAI function-calling format)."""
+        if self._schema is None:
+            with self._lock:
+                if self._schema is None:
+                    self._schema = self._build_schema()
+        return self._schema
+
+    def model(self) -> type[BaseModel]:
+        """The pydantic model arguments are validated with."""
+        if self._model is None:
+            with self._lock:
+                if self._model is None:
+                    self._model = self._build_model()
+        return self._model
+
+    def prime(self, schema: dict[str, Any]) -> None:
+        """Take ``schema`` as the JSON schema (from a cache that built it for this signature)."""
+        with self._lock:
+            if self._schema is None:
+                self._schema = schema
+
+    def fingerprint(self) -> str:
+        """A digest of everything the schema is built from, for the start-up cache.
+
+        Two tools with the same fingerprint get the same schema, as long as the types
+        they name are defined by unchanged files (the cache checks those separately).
+        """
+        text = repr(
+            [self.name, [(p.name, _hint_name(p.hint), repr(p.default), p.description)
+                         for p in self.parameters]]
+        )  # fmt: skip
+        return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+    def _build_schema(self) -> dict[str, Any]:
+        fast = _simple_object_schema(self.parameters)
+        if fast is not None:
+            return fast
+        model = self._model if self._model is not None else self._build_model()
+        self._model = model
+        try:
+            schema = _strip_titles(model.model_json_schema())
+        except PydanticUserError as error:
+            raise self._fail(error) from None
+        schema.setdefault("properties", {})
+        return cast(dict[str, Any], schema)
+
+    def _build_model(self) -> type[BaseModel]:
+        if self._error is not None:
+            raise self._error
+        fields: dict[str, Any] = {
+            p.name: (p.hint, Field(p.default, description=p.description)) for p in self.parameters
+        }
+        try:
+            return create_model(
+                f"{self.name}_arguments",
+                __config__=ConfigDict(extra="forbid"),
+                **fields,
+            )
+        except PydanticUserError as error:
+            raise self._fail(error) from None
+
+    def _fail(self, error: PydanticUserError) -> ToolDefinitionError:
+        """The error naming the parameter pydantic cannot describe (kept: never rebuilt)."""
+        culprit = next((p for p in self.parameters if not _describable(p.hint)), None)
+        what = (
+            f"parameter {culprit.name!r} has type {_hint_name(culprit.hint)}, which"
+            if culprit
+            else "a parameter type"
+        )
+        self._error = ToolDefinitionError(
+            f"{self.where}: {what} pydantic cannot turn into a JSON schema "
+            f"({type(error).__name__}): use str, int, float, bool, a list or dict of them, "
+            "a Literal, an Enum or a pydantic model"
+        )
+        return self._error
+
+
+@dataclass(frozen=True, eq=False, init=False)
 class Tool:
     """A function the model may call, with its name, description and JSON schema.
 
     Make one with :func:`tool`; the core binds every tool when the oracle is built. Tools
-    compare by identity.
+    compare by identity. The JSON schema and the argument model are built on first need
+    (see :meth:`prepare`), so decorating a function stays cheap.
 
     Attributes:
         name: the name the model calls it by.
         description: what it does, from the docstring's first section.
-        parameters: the JSON schema of its arguments (OpenAI function-calling format).
         function: the wrapped function, sync or async.
         visibility: overrides the plugin's tier for this tool when set.
         timeout: seconds the call may take before the runtime abandons it (``None``: default).
@@ -41,17 +184,86 @@ class Tool:
 
     name: str
     description: str
-    parameters: dict[str, Any]
     function: Callable[..., Any]
     visibility: Visibility | None = None
     timeout: float | None = None
-    args_model: type[BaseModel] = field(default=BaseModel, repr=False)
     context_parameter: str | None = field(default=None, repr=False)
+    _arguments: _Arguments = field(default=None, repr=False)  # type: ignore[assignment]
+
+    def __init__(
+        self,
+        name: str,
+        description: str,
+        parameters: dict[str, Any] | None = None,
+        function: Callable[..., Any] | None = None,
+        visibility: Visibility | None = None,
+        timeout: float | None = None,
+        args_model: type[BaseModel] | None = None,
+        context_parameter: str | None = None,
+        *,
+        _arguments: _Arguments | None = None,
+    ) -> None:
+        """A tool from a ready JSON schema (``parameters``) and optional argument model.
+
+        :func:`tool` is the usual way to make one; it passes ``_arguments`` (the lazily
+        built schema) instead of ``parameters``, which ``dataclasses.replace`` keeps.
+        Without ``args_model`` the tool accepts any arguments and passes none on.
+        """
+        if function is None:
+            raise TypeError(f"tool {name!r}: give the function it calls")
+        if parameters is not None:  # a ready schema wins (also over replace()'s copy)
+            _arguments = _Arguments(
+                name,
+                f"tool {name!r}",
+                _arguments.parameters if _arguments is not None else (),
+                schema=parameters,
+                model=args_model or _given_model(_arguments),
+            )
+        elif _arguments is None:
+            raise TypeError(f"tool {name!r}: give parameters (a JSON schema), or use @tool")
+        for key, value in (
+            ("name", name),
+            ("description", description),
+            ("function", function),
+            ("visibility", visibility),
+            ("timeout", timeout),
+            ("context_parameter", context_parameter),
+            ("_arguments", _arguments),
+        ):
+            object.__setattr__(self, key, value)
+
+    @property
+    def parameters(self) -> dict[str, Any]:
+        """The JSON schema of its arguments (OpenAI function-calling format), built once.
+
+        Raises:
+            ToolDefinitionError: when pydantic cannot describe a parameter's type.
+        """
+        return self._arguments.schema()
+
+    @property
+    def args_model(self) -> type[BaseModel]:
+        """The pydantic model its arguments are validated with, built once."""
+        return self._arguments.model()
 
     @property
     def is_async(self) -> bool:
         """Whether the wrapped function is a coroutine function."""
         return inspect.iscoroutinefunction(self.function)
+
+    def prepare(self) -> None:
+        """Build the JSON schema and the argument model now, instead of on first need.
+
+        The validator calls it, so a type pydantic cannot describe is reported when the
+        plugin is checked, not in the middle of a run. Parameters of simple types cannot
+        fail to validate, so their model is still left for the first call.
+
+        Raises:
+            ToolDefinitionError: naming the parameter whose type pydantic cannot describe.
+        """
+        self._arguments.schema()
+        if not self._arguments.simple:
+            self._arguments.model()
 
     def openai_schema(self) -> dict[str, Any]:
         """The tool as an OpenAI ``tools`` entry (``{"type": "function", ...}``)."""
@@ -70,8 +282,9 @@ class Tool:
         Raises:
             ToolArgumentsError: naming every field that is missing, unknown or of a wrong type.
         """
+        args_model = self.args_model
         try:
-            model = self.args_model.model_validate(dict(arguments))
+            model = args_model.model_validate(dict(arguments))
         except ValidationError as error:
             problems = []
             for item in error.errors():
@@ -189,7 +402,7 @@ def _build_tool(
         raise ToolDefinitionError(
             f"{where}: a type hint cannot be resolved ({error}): define its type at module level"
         ) from None
-    fields: dict[str, Any] = {}
+    parameters: list[_Parameter] = []
     context_parameter: str | None = None
     for parameter in inspect.signature(fn).parameters.values():
         if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
@@ -205,23 +418,130 @@ def _build_tool(
             context_parameter = parameter.name
             continue
         default = ... if parameter.default is parameter.empty else parameter.default
-        fields[parameter.name] = (hint, Field(default, description=arg_docs.get(parameter.name)))
-
-    args_model = create_model(
-        f"{tool_name}_arguments", __config__=ConfigDict(extra="forbid"), **fields
-    )
-    schema = _strip_titles(args_model.model_json_schema())
-    schema.setdefault("properties", {})
+        parameters.append(_Parameter(parameter.name, hint, default, arg_docs.get(parameter.name)))
+    # The pydantic model and JSON schema are built on first need (see _Arguments).
     return Tool(
-        name=tool_name,
-        description=text,
-        parameters=schema,
-        function=fn,
-        visibility=visibility,
-        timeout=timeout,
-        args_model=args_model,
+        tool_name,
+        text,
+        None,
+        fn,
+        visibility,
+        timeout,
         context_parameter=context_parameter,
+        _arguments=_Arguments(tool_name, where, parameters),
     )
+
+
+def _given_model(arguments: _Arguments | None) -> type[BaseModel] | None:
+    """The model a copied tool keeps: a hand-made tool's own, else built from its parameters."""
+    if arguments is None:
+        return BaseModel
+    return arguments.model() if arguments.given else None
+
+
+def tool_fingerprint(tool: Tool) -> str:
+    """A digest of what ``tool``'s JSON schema is built from (see :func:`prime_schema`)."""
+    return tool._arguments.fingerprint()
+
+
+def parameter_types(tool: Tool) -> list[Any]:
+    """The resolved type hints of ``tool``'s parameters (empty for a tool made by hand)."""
+    return [p.hint for p in tool._arguments.parameters]
+
+
+def simple_parameters(tool: Tool) -> bool:
+    """Whether every parameter of ``tool`` is of a simple type (its model cannot fail)."""
+    return tool._arguments.simple
+
+
+def schema_built(tool: Tool) -> bool:
+    """Whether ``tool``'s JSON schema is already known (built, given or primed)."""
+    return tool._arguments.built
+
+
+def prime_schema(tool: Tool, parameters: dict[str, Any]) -> None:
+    """Give ``tool`` its JSON schema from the start-up cache instead of building it.
+
+    Only for a schema that was built for a tool with the same :func:`tool_fingerprint`
+    from unchanged files; a schema already known is kept.
+    """
+    tool._arguments.prime(parameters)
+
+
+def _hint_name(hint: Any) -> str:
+    """A type hint as it reads in code (``list[str] | None``, ``mymodule.Point``)."""
+    if isinstance(hint, type) and not typing.get_args(hint):
+        return (
+            f"{hint.__module__}.{hint.__qualname__}"
+            if hint.__module__ != "builtins"
+            else hint.__qualname__
+        )
+    return repr(hint)
+
+
+def _describable(hint: Any) -> bool:
+    """Whether pydantic can validate ``hint`` and describe it as JSON Schema."""
+    try:
+        TypeAdapter(hint).json_schema()
+    except PydanticUserError:
+        return False
+    return True
+
+
+_SIMPLE_TYPES: dict[Any, str] = {str: "string", int: "integer", float: "number", bool: "boolean"}
+
+
+def _simple_schema(hint: Any) -> dict[str, Any] | None:
+    """The JSON schema pydantic writes for a simple ``hint``; ``None`` for any other type.
+
+    Simple: ``str``, ``int``, ``float``, ``bool``, ``list[X]``, ``dict[str, X]`` of simple
+    ``X``, and ``X | None``. Keys sorted, as pydantic writes them (tests compare the two).
+    """
+    if hint in _SIMPLE_TYPES:
+        return {"type": _SIMPLE_TYPES[hint]}
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin is list and len(args) == 1:
+        items = _simple_schema(args[0])
+        return None if items is None else {"items": items, "type": "array"}
+    if origin is dict and len(args) == 2 and args[0] is str:
+        values = _simple_schema(args[1])
+        return None if values is None else {"additionalProperties": values, "type": "object"}
+    if origin in (typing.Union, types.UnionType) and len(args) == 2 and type(None) in args:
+        other = _simple_schema(next(a for a in args if a is not type(None)))
+        if other is None:
+            return None
+        return {"anyOf": [other, {"type": "null"}]}  # pydantic puts null last, either way
+    return None
+
+
+def _simple_object_schema(parameters: Sequence[_Parameter]) -> dict[str, Any] | None:
+    """The whole arguments schema when every parameter is simple (else ``None``)."""
+    properties: dict[str, Any] = {}
+    required: list[str] = []
+    for parameter in parameters:
+        schema = _simple_schema(parameter.hint)
+        default = parameter.default
+        if schema is None or not _plain_default(default):
+            return None
+        if default is ...:
+            required.append(parameter.name)
+        else:
+            schema["default"] = default
+        if parameter.description is not None:
+            schema["description"] = parameter.description
+        properties[parameter.name] = dict(sorted(schema.items()))
+    result: dict[str, Any] = {"additionalProperties": False, "properties": properties}
+    if required:
+        result["required"] = required
+    result["type"] = "object"
+    return result
+
+
+def _plain_default(value: Any) -> bool:
+    """Whether pydantic writes ``value`` into the schema as it is (``...``: no default)."""
+    if value is ... or value is None or type(value) in (str, int, bool):
+        return True
+    return type(value) is float and math.isfinite(value)
 
 
 def _is_context(hint: Any) -> bool:

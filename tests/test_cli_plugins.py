@@ -111,3 +111,51 @@ def test_plugins_does_not_import_litellm(site: SitePackages, tmp_path: Path) -> 
     )
 
     assert result.stderr.strip().endswith("False"), result.stderr
+
+
+OPAQUE_PLUGIN = '''
+from oracle_core import PluginManifest, hookimpl, tool
+
+
+class Coordinates:
+    """A plain class: pydantic has no schema for it."""
+
+
+@tool
+def locate(where: Coordinates) -> str:
+    """Find what is at a place."""
+    return ""
+
+
+@tool
+def greet(name: str) -> str:
+    """Say hello."""
+    return name
+
+
+@hookimpl
+def oracle_manifest():
+    return PluginManifest(name="opaque", summary="Places.", when_to_use=["the user asks where"])
+
+
+@hookimpl
+def oracle_tools():
+    return [locate, greet]
+'''
+
+
+def test_plugins_reports_a_tool_whose_schema_cannot_be_built(site: SitePackages) -> None:
+    site.add("oracle-plugin-opaque", OPAQUE_PLUGIN, entry_point="opaque")
+
+    first = run_oracle(site, "plugins", ORACLE_LOAD_PLUGINS="opaque")
+    again = run_oracle(site, "plugins", ORACLE_LOAD_PLUGINS="opaque")  # a failure is not cached
+
+    for result in (first, again):
+        assert result.returncode == 0, result.stderr
+        assert "Failed to load (1):" in result.stdout
+        assert (
+            "opaque [oracle-plugin-opaque]: tool 'locate' (oracle_plugin_opaque.locate): "
+            "parameter 'where' has type oracle_plugin_opaque.Coordinates, which pydantic "
+            "cannot turn into a JSON schema"
+        ) in result.stdout
+        assert "use str, int, float, bool, a list or dict of them" in result.stdout

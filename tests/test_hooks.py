@@ -230,3 +230,53 @@ def test_a_hook_that_raises_is_traced_with_its_error(
     assert (
         "oracle: hook oracle_tools -> broken raised RuntimeError: boom" in capsys.readouterr().err
     )
+
+
+def test_bulk_registration_orders_implementations_as_pluggy_does() -> None:
+    from oracle_core.plugins.hooks import register_plugins
+
+    def plugin(label: str, **options: bool) -> object:
+        class Impl:
+            if options.get("wrapper"):
+
+                @hookimpl(wrapper=True)
+                def oracle_tools(self) -> Generator[None, list[Tool], list[Tool]]:
+                    return (yield)
+
+            else:
+
+                @hookimpl(**options)
+                def oracle_tools(self) -> list[Tool]:
+                    return []
+
+        Impl.__name__ = label
+        return Impl()
+
+    kinds: list[dict[str, bool]] = [{}, {"tryfirst": True}, {}, {"trylast": True}, {"wrapper": True},
+                                    {}, {"trylast": True}, {"tryfirst": True}, {}]  # fmt: skip
+    early = [plugin(f"early{i}", **k) for i, k in enumerate(kinds)]
+    late = [plugin(f"late{i}", **k) for i, k in enumerate(kinds)]
+    one_by_one, bulk = new_plugin_manager(), new_plugin_manager()
+    for index, obj in enumerate([*early, *late]):
+        one_by_one.register(obj, name=f"p{index}")
+    for index, obj in enumerate(early):  # some registered the usual way first
+        bulk.register(obj, name=f"p{index}")
+    outcome = register_plugins(bulk, [(obj, f"p{len(early) + i}") for i, obj in enumerate(late)])
+
+    assert outcome == [None] * len(late)
+    order = [i.plugin_name for i in one_by_one.hook.oracle_tools.get_hookimpls()]
+    assert [i.plugin_name for i in bulk.hook.oracle_tools.get_hookimpls()] == order
+    assert bulk.list_name_plugin() == one_by_one.list_name_plugin()
+
+
+def test_bulk_registration_refuses_a_plugin_registered_twice() -> None:
+    from oracle_core.plugins.hooks import register_plugins
+
+    manager = new_plugin_manager()
+    obj = Plain()
+
+    first, again = register_plugins(manager, [(obj, "one"), (obj, "two")])
+
+    assert first is None
+    assert isinstance(again, ValueError)
+    assert manager.get_plugins() == {obj}

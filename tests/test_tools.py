@@ -154,3 +154,82 @@ def test_an_optional_or_annotated_context_never_reaches_the_schema() -> None:
 
     assert list(a.parameters["properties"]) == ["x"]
     assert list(b.parameters["properties"]) == ["x"]
+
+
+def test_decorating_builds_no_schema_until_one_is_needed(monkeypatch: pytest.MonkeyPatch) -> None:
+    import oracle_core.tools
+
+    built: list[str] = []
+    real = oracle_core.tools.create_model
+    monkeypatch.setattr(
+        oracle_core.tools,
+        "create_model",
+        lambda name, /, **kw: built.append(name) or real(name, **kw),
+    )
+
+    @tool
+    def pick(choice: Literal["a", "b"]) -> str:
+        """Pick one."""
+        return choice
+
+    assert built == []
+    assert pick.parameters["properties"]["choice"]["enum"] == ["a", "b"]
+    assert pick.validate({"choice": "a"}) == {"choice": "a"}
+    assert built == ["pick_arguments"]  # once, shared by the schema and validation
+
+
+@pytest.mark.parametrize(
+    ("hint", "default"),
+    [
+        (str, ...),
+        (int, 3),
+        (float, 1.5),
+        (bool, True),
+        (list[str], ...),
+        (dict[str, int], None),
+        (str | None, None),
+        (None | int, None),
+        (list[float] | None, None),
+        (dict[str, list[bool]], ...),
+        (str, "x"),
+    ],
+)
+@pytest.mark.parametrize("described", [True, False])
+def test_simple_parameters_get_exactly_the_schema_pydantic_writes(
+    hint: object, default: object, described: bool
+) -> None:
+    import json
+
+    from pydantic import ConfigDict, Field, create_model
+
+    from oracle_core.tools import _Arguments, _Parameter, _strip_titles
+
+    description = "What it is." if described else None
+    arguments = _Arguments("t", "tool 't'", [_Parameter("p", hint, default, description)])
+    model = create_model(
+        "t",
+        __config__=ConfigDict(extra="forbid"),
+        p=(hint, Field(default, description=description)),
+    )
+
+    assert arguments.simple
+    assert json.dumps(arguments.schema()) == json.dumps(_strip_titles(model.model_json_schema()))
+
+
+def test_a_type_pydantic_cannot_describe_is_reported_naming_the_parameter() -> None:
+    class Opaque:
+        pass
+
+    def find(where: Opaque) -> str:
+        """Find it."""
+        return ""
+
+    find.__annotations__ = {"where": Opaque, "return": str}
+    made = tool(find)  # cheap: the schema is built on first need
+
+    with pytest.raises(
+        ToolDefinitionError, match=r"parameter 'where' has type .*Opaque, which pydantic cannot"
+    ):
+        made.prepare()
+    with pytest.raises(ToolDefinitionError, match="parameter 'where'"):
+        made.parameters  # noqa: B018 - the same error again, not a rebuild

@@ -5,7 +5,15 @@ from __future__ import annotations
 import pytest
 from support import SitePackages, plugin_code
 
-from oracle_core import DependencyError, ManifestError, PluginConflictError, PluginError
+from oracle_core import (
+    DependencyError,
+    ManifestError,
+    PluginConflictError,
+    PluginError,
+    PluginManifest,
+    hookimpl,
+    tool,
+)
 
 
 def only_failure(site: SitePackages) -> PluginError:
@@ -283,3 +291,34 @@ def test_check_plugin_reports_the_same_problems_as_assembly(site: SitePackages) 
 
     assert caught.value.problems == assembled.problems  # type: ignore[attr-defined]
     assert "plugin 'broken' fails 3 conformance check(s)" in str(caught.value)
+
+
+class Coordinates:
+    """A plain class: pydantic has no schema for it."""
+
+
+@tool
+def locate(where: Coordinates) -> str:
+    """Find what is at a place (decorating succeeds: the schema is built on first need)."""
+    return ""
+
+
+def test_check_plugin_names_a_tool_whose_schema_cannot_be_built() -> None:
+    from oracle_core.testing import check_plugin
+
+    class Opaque:
+        @hookimpl
+        def oracle_manifest(self) -> PluginManifest:
+            return PluginManifest(name="opaque", summary="Places.", when_to_use=["where"])
+
+        @hookimpl
+        def oracle_tools(self) -> list[object]:
+            return [locate]
+
+    with pytest.raises(AssertionError) as caught:  # a ConformanceError (maybe a fresh import)
+        check_plugin(Opaque())
+
+    [problem] = caught.value.problems  # type: ignore[attr-defined]
+    assert problem.startswith("tool 'locate' (")
+    assert "parameter 'where' has type" in problem
+    assert "Coordinates, which pydantic cannot turn into a JSON schema" in problem

@@ -33,6 +33,80 @@ def new_plugin_manager() -> pluggy.PluginManager:
     return manager
 
 
+def register_plugins(
+    manager: pluggy.PluginManager, plugins: Sequence[tuple[object, str | None]]
+) -> list[Exception | None]:
+    """Register ``plugins`` (object, name) in order, as ``manager.register`` would one by one.
+
+    Returns, for each plugin, ``None`` once it is registered, or the error ``register``
+    raised for it (the manager is then unchanged for that plugin). A blocked name is
+    skipped, as ``register`` skips it.
+
+    ``PluginManager.register`` costs time in proportion to the plugins already registered
+    (it compares the new plugin with every registered one, and ``HookCaller._add_hookimpl``
+    scans every implementation of the hook for the first wrapper), so registering
+    thousands of plugins one by one is quadratic. Here pluggy's own ``register`` still
+    parses and verifies each plugin, against a scratch manager with the same hookspecs
+    that never holds more than that one plugin; its implementations are then added to
+    ``manager`` in the order pluggy would give them: the plain ones (neither
+    ``tryfirst``, ``trylast`` nor a wrapper, nearly all of them) spliced in at once after
+    the last plain implementation, and the rest through pluggy's own ``_add_hookimpl``.
+    pluggy orders plain implementations by registration, independently of where those
+    others go, so the result equals one-by-one registration (a test checks that).
+    """
+    scratch = new_plugin_manager()
+    registered = manager._name2plugin  # pluggy's name -> plugin map (None: a blocked name)
+    present = {id(p) for p in registered.values() if p is not None}
+    outcome: list[Exception | None] = []
+    plain: dict[str, list[pluggy.HookImpl]] = {}
+    special: list[tuple[str, pluggy.HookImpl]] = []
+    for obj, wanted in plugins:
+        name = wanted or manager.get_canonical_name(obj)
+        if name in registered and registered[name] is None:
+            outcome.append(None)  # blocked: register returns None and registers nothing
+            continue
+        if name in registered or id(obj) in present:
+            outcome.append(ValueError(f"Plugin name or object already registered: {name}={obj}"))
+            continue
+        try:
+            scratch.register(obj, name=name)
+        except Exception as error:
+            outcome.append(error)
+            continue
+        for caller in list(vars(scratch.hook).values()):
+            for impl in caller.get_hookimpls():
+                if impl.tryfirst or impl.trylast or impl.wrapper or impl.hookwrapper:
+                    special.append((caller.name, impl))
+                else:
+                    plain.setdefault(caller.name, []).append(impl)
+        scratch.unregister(obj)  # cheap: the scratch manager holds only this plugin
+        registered[name] = obj
+        present.add(id(obj))
+        outcome.append(None)
+    for hook, impls in plain.items():
+        caller = _caller(manager, hook)
+        current = caller._hookimpls
+        # Where pluggy puts a plain implementation: after the last non-tryfirst one
+        # before the first wrapper.
+        split = next((i for i, m in enumerate(current) if m.wrapper or m.hookwrapper), len(current))
+        at = split
+        while at > 0 and current[at - 1].tryfirst:
+            at -= 1
+        current[at:at] = impls
+    for hook, impl in special:
+        _caller(manager, hook)._add_hookimpl(impl)
+    return outcome
+
+
+def _caller(manager: pluggy.PluginManager, hook: str) -> pluggy.HookCaller:
+    """The manager's caller of ``hook``, made as ``register`` makes one for an unknown hook."""
+    caller: pluggy.HookCaller | None = getattr(manager.hook, hook, None)
+    if caller is None:
+        caller = pluggy.HookCaller(hook, manager._hookexec)
+        setattr(manager.hook, hook, caller)
+    return caller
+
+
 class HookImpls:
     """Each registered plugin's implementations of the oracle hooks, by plugin and hook.
 

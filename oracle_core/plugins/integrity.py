@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import operator
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
@@ -41,6 +42,28 @@ class _Namespace:
     owner: Any
     label: str
     values: dict[str, Any]
+    keys: tuple[str, ...] = ()
+    objects: tuple[Any, ...] = ()
+
+    @classmethod
+    def of(cls, owner: Any, label: str) -> _Namespace:
+        values = dict(vars(owner))
+        return cls(owner, label, values, tuple(values), tuple(values.values()))
+
+    def unchanged(self) -> bool:
+        """Whether every attribute is the same object, in the same order (the usual case).
+
+        Checked at C speed: assembly asks twice a plugin, so at thousands of plugins a
+        Python loop over every attribute of every guarded namespace would dominate.
+        Identity, not ``==``: an object that claims equality with anything must not hide
+        a patch. A namespace that fails this is compared key by key.
+        """
+        now = vars(self.owner)
+        return (
+            len(now) == len(self.keys)
+            and tuple(now) == self.keys
+            and all(map(operator.is_, now.values(), self.objects))
+        )
 
 
 class CoreSnapshot:
@@ -55,17 +78,18 @@ class CoreSnapshot:
         namespaces: list[_Namespace] = []
         for name in GUARDED_MODULES:
             module: ModuleType = importlib.import_module(name)
-            namespaces.append(_Namespace(module, name, dict(vars(module))))
+            namespaces.append(_Namespace.of(module, name))
             for attribute, value in vars(module).items():
                 if inspect.isclass(value) and value.__module__ == name:
-                    label = f"{name}.{attribute}"
-                    namespaces.append(_Namespace(value, label, dict(vars(value))))
+                    namespaces.append(_Namespace.of(value, f"{name}.{attribute}"))
         return cls(namespaces)
 
     def changes(self) -> list[str]:
         """The dotted names that were rebound, added or deleted since the snapshot."""
         found: list[str] = []
         for space in self._namespaces:
+            if space.unchanged():
+                continue
             now = vars(space.owner)
             for key in space.values.keys() | now.keys():
                 if now.get(key, _MISSING) is not space.values.get(key, _MISSING):

@@ -6,6 +6,11 @@ at a time and each hook under a timeout, and everything it gave is checked by th
 validator (:mod:`oracle_core.plugins.validate`). A plugin with any error is left out and
 recorded with its name, distribution and every problem; the others go on. Last, names and
 ``depends_on`` are resolved across plugins (:mod:`oracle_core.plugins.resolve`).
+
+Every step is linear in the number of plugins: they are registered in one batch
+(:func:`~oracle_core.plugins.hooks.register_plugins`), and an installed plugin whose files
+and tools have not changed since it last passed is not checked again tool by tool
+(:mod:`oracle_core.plugins.cache`).
 """
 
 from __future__ import annotations
@@ -18,7 +23,8 @@ import pluggy
 
 from oracle_core.errors import PluginError, PluginLoadError
 from oracle_core.host import PluginHost
-from oracle_core.manifest import ManifestWarning
+from oracle_core.manifest import ManifestWarning, PluginManifest
+from oracle_core.plugins.cache import StartupCache
 from oracle_core.plugins.discovery import PluginSource
 from oracle_core.plugins.hooks import (
     ASSEMBLY_HOOKS,
@@ -26,6 +32,7 @@ from oracle_core.plugins.hooks import (
     HookTrace,
     call_plugin_hook,
     new_plugin_manager,
+    register_plugins,
 )
 from oracle_core.plugins.integrity import CoreSnapshot
 from oracle_core.plugins.registry import Plugin, Registry
@@ -40,6 +47,7 @@ from oracle_core.plugins.validate import (
 )
 from oracle_core.plugins.worker import HookTimeout, HookWorker, Progress
 from oracle_core.settings import DEFAULT_HOOK_TIMEOUT
+from oracle_core.tools import Tool
 
 __all__ = ["Candidate", "assemble", "declared_name", "new_plugin_manager", "source_for_object"]
 
@@ -72,10 +80,17 @@ class _Entry:
 
 
 class _Assembler:
-    def __init__(self, manager: pluggy.PluginManager, host: PluginHost, timeout: float) -> None:
+    def __init__(
+        self,
+        manager: pluggy.PluginManager,
+        host: PluginHost,
+        timeout: float,
+        cache: StartupCache | None,
+    ) -> None:
         self.manager = manager
         self.host = host
         self.timeout = timeout
+        self.cache = cache
         self.worker = HookWorker("oracle-assembly")
         self.core = CoreSnapshot.take()
         self.trace: HookTrace | None = None
@@ -84,8 +99,8 @@ class _Assembler:
             self.trace = HookTrace()
             self.trace.install(manager)
 
-    def register(self, entry: _Entry) -> None:
-        """Import the plugin and register it with the manager (or record why not)."""
+    def load(self, entry: _Entry) -> None:
+        """Import the plugin and find what the core cannot honour in its hooks."""
         source = entry.source
         if entry.obj is None:
             try:
@@ -101,20 +116,31 @@ class _Assembler:
             if self._patched(entry):
                 return
         entry.registration = hook_problems(self.manager, entry.obj)
-        try:
-            self.manager.register(
-                entry.obj,
-                name=f"{source.distribution}:{source.name}" if source.distribution else None,
-            )
-        except Exception as error:  # what pluggy refuses: our own problems say it better
-            problems = entry.registration or [Problem(f"could not be registered: {error}")]
-            entry.failure = plugin_error(
-                problems, plugin=source.name, distribution=source.distribution
-            )
-            return
-        entry.registered = True
-        if self.trace is not None:
-            self.trace.label(entry.obj, source.name)
+
+    def register(self, entries: Sequence[_Entry]) -> None:
+        """Register the loaded plugins with the manager at once (or record why not)."""
+        ready = [e for e in entries if e.failure is None]
+        outcomes = register_plugins(
+            self.manager,
+            [
+                (
+                    e.obj,
+                    f"{e.source.distribution}:{e.source.name}" if e.source.distribution else None,
+                )
+                for e in ready
+            ],
+        )
+        for entry, error in zip(ready, outcomes, strict=True):
+            source = entry.source
+            if error is not None:  # what pluggy refuses: our own problems say it better
+                problems = entry.registration or [Problem(f"could not be registered: {error}")]
+                entry.failure = plugin_error(
+                    problems, plugin=source.name, distribution=source.distribution
+                )
+                continue
+            entry.registered = True
+            if self.trace is not None:
+                self.trace.label(entry.obj, source.name)
 
     def build(self, entry: _Entry, impls: HookImpls) -> None:
         """Call the plugin's assembly hooks, validate what they gave, make its Plugin."""
@@ -128,12 +154,29 @@ class _Assembler:
             results = HookResults(dict(results.results), dict(results.raised), timeout)
         if self._patched(entry):
             return
+        key: str | None = None
+        known = False
+
+        def trusted(manifest: PluginManifest, tools: Sequence[Tool]) -> bool:
+            nonlocal key, known
+            if self.cache is None:
+                return False
+            key = self.cache.key(source, entry.obj, manifest, tools)
+            known = self.cache.trusted(source, key, tools)
+            return known
+
         checked = validate(
-            source.name, results, version=source.version, registration=entry.registration
+            source.name,
+            results,
+            version=source.version,
+            registration=entry.registration,
+            trusted=trusted,
         )
         if checked.errors:
             entry.failure = checked.failure(source.distribution)
             return
+        if self.cache is not None and not known:
+            self.cache.store(source, key, checked.tools)
         entry.plugin = self._plugin(entry, checked)
         entry.warnings = checked.manifest_warnings()
 
@@ -237,6 +280,7 @@ def assemble(
     host: PluginHost,
     failures: Sequence[PluginError] = (),
     timeout: float | None = None,
+    cache: bool = True,
 ) -> Registry:
     """Import, register, validate and resolve ``candidates`` into a :class:`Registry`.
 
@@ -252,14 +296,20 @@ def assemble(
             plugin's configuration and the tracing switch.
         failures: failures found before assembly (e.g. unknown names in ORACLE_LOAD_PLUGINS).
         timeout: seconds each hook may take; default ``host.settings.hook_timeout``.
+        cache: use the start-up cache under ``ORACLE_HOME`` for installed plugins
+            (:mod:`oracle_core.plugins.cache`); plugins given in code are never cached.
     """
     assembler = _Assembler(
-        manager, host, host.settings.hook_timeout if timeout is None else timeout
+        manager,
+        host,
+        host.settings.hook_timeout if timeout is None else timeout,
+        StartupCache(host.settings.home / "cache") if cache else None,
     )
     entries = [_Entry(c.source, c.obj) for c in candidates]
     try:
         for entry in entries:
-            assembler.register(entry)
+            assembler.load(entry)
+        assembler.register(entries)
         # Registered first and indexed once: finding one plugin's implementations then
         # costs nothing, however many plugins there are.
         impls = HookImpls(manager, ASSEMBLY_HOOKS)
@@ -268,6 +318,8 @@ def assemble(
                 assembler.build(entry, impls)
     finally:
         assembler.worker.close()
+    if assembler.cache is not None:
+        assembler.cache.save()
     found = [*failures, *(e.failure for e in entries if e.failure is not None)]
     kept = resolve([e.plugin for e in entries if e.plugin is not None], found)
     kept_ids = {id(p) for p in kept}

@@ -21,7 +21,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import inspect
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,6 +34,7 @@ from oracle_core.errors import (
     PluginError,
     PluginLoadError,
     ToolArgumentsError,
+    ToolDefinitionError,
 )
 from oracle_core.manifest import (
     ManifestWarning,
@@ -47,7 +48,10 @@ from oracle_core.plugins.registry import META_TOOL_NAMES
 from oracle_core.plugins.worker import HookTimeout
 from oracle_core.routes import Route
 from oracle_core.run.middleware import Middleware
-from oracle_core.tools import Tool
+from oracle_core.tools import Tool, simple_parameters
+
+Trusted = Callable[[PluginManifest, Sequence[Tool]], bool]
+"""Whether a plugin's tools and examples were found sound before (the start-up cache)."""
 
 
 @dataclass(frozen=True)
@@ -271,6 +275,7 @@ def validate(
     *,
     version: str | None = None,
     registration: Sequence[Problem] = (),
+    trusted: Trusted | None = None,
 ) -> Validation:
     """Check everything one plugin's assembly hooks gave, and return every problem.
 
@@ -279,6 +284,9 @@ def validate(
         results: what its hooks returned or raised.
         version: its distribution's version, the manifest's default ``version``.
         registration: problems :func:`hook_problems` found before it was registered.
+        trusted: says whether this manifest and these tools were found sound before (same
+            distribution files, same signatures); their tool and example checks, which
+            build every tool's schema, are then skipped.
     """
     errors = list(registration)
     manifest = _manifest(results, errors)
@@ -299,11 +307,14 @@ def validate(
     warnings: list[Problem] = []
     plugin = manifest.name if manifest is not None else name
     visibility = manifest.visibility if manifest is not None else "on-demand"
-    tool_errors, tool_warnings = tool_problems(plugin, visibility, tools)
-    errors += tool_errors
-    warnings += tool_warnings
+    known = manifest is not None and trusted is not None and trusted(manifest, tools)
+    if not known:
+        tool_errors, tool_warnings = tool_problems(plugin, visibility, tools)
+        errors += tool_errors
+        warnings += tool_warnings
     if manifest is not None:
-        errors += example_problems(manifest, tools)
+        if not known:
+            errors += example_problems(manifest, tools)
         warnings = [
             Problem(f"manifest field {w.field!r} {w.message}", field=w.field)
             for w in manifest_warnings(manifest)
@@ -435,21 +446,27 @@ def tool_problems(
             )
             continue
         seen.add(tool.name)
+        try:
+            tool.prepare()  # @tool builds schemas lazily: a type pydantic cannot describe shows here
+        except ToolDefinitionError as error:
+            errors.append(Problem(str(error)))
+            continue
         errors += [
             Problem(f"{where}: {p}")
             for p in function_schema_problems(tool.openai_schema(), meta_schema=False)
         ]
-        try:
-            tool.validate({})
-        except ToolArgumentsError:
-            pass  # it has required arguments: that is what validation is for
-        except Exception as error:
-            errors.append(
-                Problem(
-                    f"{where} cannot validate its arguments ({type(error).__name__}: {error}); "
-                    "make it with @tool"
+        if not simple_parameters(tool):  # simple types always validate: no model to build
+            try:
+                tool.validate({})
+            except ToolArgumentsError:
+                pass  # it has required arguments: that is what validation is for
+            except Exception as error:
+                errors.append(
+                    Problem(
+                        f"{where} cannot validate its arguments ({type(error).__name__}: "
+                        f"{error}); make it with @tool"
+                    )
                 )
-            )
         if tool.visibility == "on-demand" and visibility != "on-demand":
             article = "an" if visibility[0] in "aeiou" else "a"
             errors.append(

@@ -1,0 +1,193 @@
+"""The start-up cache: which installed plugins were found sound, and their tools' schemas.
+
+Building a tool's JSON schema and checking it costs about a millisecond a tool, too much to
+pay for thousands of tools on every start. So once a distribution's plugin has passed the
+tool and example checks, its tools' schemas are kept in ``$ORACLE_HOME/cache/plugins-<digest>.json``
+and a later start with the same files trusts them: no schema is built until a request
+shows a tool or a call validates its arguments. The plugin is still imported and its hooks
+still called on every start (they may depend on configuration); only the per-tool work is
+skipped.
+
+An entry is trusted only when all of this is unchanged:
+
+- the distribution's name and version, and the size and modification time of its
+  ``RECORD`` (else ``METADATA``), which a reinstall rewrites;
+- the size and modification time of every file defining the plugin object, its tool
+  functions, and the classes their type hints name (an edited module counts as changed
+  even without a reinstall);
+- the validated manifest and each tool's signature (see
+  :func:`~oracle_core.tools.tool_fingerprint`), which configuration may change.
+
+The file's name digests the cache format and the versions of oracle-core, pydantic and
+Python, so an upgrade of any starts a new file. Plugins given in code have no
+distribution and are never cached. A file that cannot be read or does not have the
+expected shape is ignored and rewritten; a file that cannot be written is left alone.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import sys
+import tempfile
+import typing
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pydantic
+
+from oracle_core.manifest import PluginManifest
+from oracle_core.plugins.discovery import PluginSource, normalize
+from oracle_core.tools import Tool, parameter_types, prime_schema, tool_fingerprint
+
+log = logging.getLogger("oracle_core.plugins")
+
+CACHE_FORMAT = 1
+"""Raised whenever what an entry means changes: old files are then never read."""
+
+
+def _file_digest() -> str:
+    from oracle_core import __version__
+
+    text = f"{CACHE_FORMAT}|{__version__}|{pydantic.VERSION}|{sys.version_info[:2]}"
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+class StartupCache:
+    """The start-up cache of one ``ORACLE_HOME``, read once and written once per assembly.
+
+    Args:
+        folder: where the cache file lives (``$ORACLE_HOME/cache``).
+    """
+
+    def __init__(self, folder: Path) -> None:
+        self.path = folder / f"plugins-{_file_digest()}.json"
+        self._entries: dict[str, dict[str, Any]] | None = None
+        self._changed = False
+
+    def key(self, source: PluginSource, obj: object, manifest: PluginManifest,
+            tools: Sequence[Tool]) -> str | None:  # fmt: skip
+        """What an entry for this plugin must match, or ``None`` if it cannot be cached.
+
+        Args:
+            source: where the plugin comes from (only distributions are cached).
+            obj: the imported plugin object.
+            manifest: its validated manifest.
+            tools: the tools its ``oracle_tools`` returned.
+        """
+        if source.distribution is None or source.metadata_path is None:
+            return None
+        files = {_stamp(Path(source.metadata_path))}
+        for path in _source_files(obj, tools):
+            files.add(_stamp(path))
+        if None in files:
+            return None  # a file we cannot stat: never trust what we cannot check
+        parts = [
+            source.distribution,
+            source.version,
+            sorted(files, key=str),
+            manifest.model_dump(mode="json"),
+            [tool_fingerprint(t) for t in tools],
+        ]
+        return hashlib.sha256(json.dumps(parts, default=str).encode()).hexdigest()
+
+    def trusted(self, source: PluginSource, key: str | None, tools: Sequence[Tool]) -> bool:
+        """Whether an entry with ``key`` holds; if so, ``tools`` get their cached schemas."""
+        if key is None:
+            return False
+        entry = self._load().get(_name(source))
+        if entry is None or entry.get("key") != key:
+            return False
+        schemas = entry.get("schemas")
+        if not isinstance(schemas, dict):
+            return False
+        found = [schemas.get(tool_fingerprint(t)) for t in tools]
+        ready = [schema for schema in found if isinstance(schema, dict)]
+        if len(ready) != len(found):
+            return False
+        for tool, schema in zip(tools, ready, strict=True):
+            prime_schema(tool, schema)
+        return True
+
+    def store(self, source: PluginSource, key: str | None, tools: Sequence[Tool]) -> None:
+        """Remember that this plugin passed its checks, with its tools' schemas."""
+        if key is None:
+            return
+        schemas = {tool_fingerprint(t): t.parameters for t in tools}
+        self._load()[_name(source)] = {"key": key, "schemas": schemas}
+        self._changed = True
+
+    def save(self) -> None:
+        """Write the cache if anything was stored (atomically: readers never see half)."""
+        if not self._changed or self._entries is None:
+            return
+        data = {"format": CACHE_FORMAT, "plugins": self._entries}
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            handle, scratch = tempfile.mkstemp(dir=self.path.parent, suffix=".tmp")
+            with os.fdopen(handle, "w", encoding="utf-8") as out:
+                json.dump(data, out, separators=(",", ":"))
+            os.replace(scratch, self.path)
+        except OSError as error:
+            log.debug("start-up cache %s not written: %s", self.path, error)
+            return
+        self._changed = False
+
+    def _load(self) -> dict[str, dict[str, Any]]:
+        if self._entries is None:
+            self._entries = _read(self.path)
+        return self._entries
+
+
+def _read(path: Path) -> dict[str, dict[str, Any]]:
+    """The entries of the cache file; an unreadable or misshapen file counts as empty."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict) or data.get("format") != CACHE_FORMAT:
+        return {}
+    plugins = data.get("plugins")
+    if not isinstance(plugins, dict):
+        return {}
+    return {name: entry for name, entry in plugins.items() if isinstance(entry, dict)}
+
+
+def _name(source: PluginSource) -> str:
+    return f"{normalize(source.distribution or '')}:{source.name}"
+
+
+def _stamp(path: Path) -> tuple[str, int, int] | None:
+    try:
+        info = path.stat()
+    except OSError:
+        return None
+    return (str(path), info.st_size, info.st_mtime_ns)
+
+
+def _source_files(obj: object, tools: Sequence[Tool]) -> set[Path]:
+    """The files defining the plugin object, its tool functions and their hints' classes."""
+    modules: set[object] = {obj.__name__ if isinstance(obj, ModuleType) else type(obj).__module__}
+    for tool in tools:
+        modules.add(getattr(tool.function, "__module__", None))
+        for hint in parameter_types(tool):
+            modules.update(cls.__module__ for cls in _classes(hint))
+    files: set[Path] = set()
+    for name in modules:
+        module = sys.modules.get(name) if isinstance(name, str) else None
+        file = getattr(module, "__file__", None)
+        if isinstance(file, str):
+            files.add(Path(file))
+    return files
+
+
+def _classes(hint: Any) -> Iterator[type]:
+    """The classes a (resolved) type hint names, at any depth of ``list[...]``, unions, ..."""
+    if isinstance(hint, type):
+        yield hint
+    for arg in typing.get_args(hint):
+        yield from _classes(arg)
