@@ -26,6 +26,21 @@ def _flag(value: str | None) -> bool:
     return (value or "").strip().lower() in ("1", "true", "yes", "on")
 
 
+def _list_limit(value: str | None) -> int:
+    if not value:
+        return DEFAULT_LIST_LIMIT
+    try:
+        limit = int(value)
+    except ValueError:
+        limit = 0
+    if limit < 1:
+        raise ValueError(
+            f"ORACLE_LIST_LIMIT must be a whole number of plugins, at least 1, not {value!r} "
+            f"(unset it for the default of {DEFAULT_LIST_LIMIT})"
+        )
+    return limit
+
+
 def _names(value: str | None) -> tuple[str, ...] | None:
     if value is None:
         return None
@@ -127,7 +142,7 @@ class Settings:
             "tier1_budget": int(env.get("ORACLE_TIER1_BUDGET") or DEFAULT_TIER1_BUDGET),
             "trace_plugins": _flag(env.get("ORACLE_TRACE_PLUGINS")),
             "hook_timeout": float(env.get("ORACLE_HOOK_TIMEOUT") or DEFAULT_HOOK_TIMEOUT),
-            "list_limit": max(1, int(env.get("ORACLE_LIST_LIMIT") or DEFAULT_LIST_LIMIT)),
+            "list_limit": _list_limit(env.get("ORACLE_LIST_LIMIT")),
             "embedding_model": env.get("ORACLE_EMBEDDING_MODEL") or None,
             "embedding_api_base": env.get("ORACLE_EMBEDDING_API_BASE") or None,
             "run_limits": _run_limits(env),

@@ -71,10 +71,16 @@ def test_ask_prints_the_answer_and_loads_persist_across_two_asks_on_a_thread(
     assert first.returncode == 0, first.stderr
     assert first.stdout == "Rain in Porto.\n"
     assert second.stdout == "Still rain.\n"
-    assert fake_openai.requests[0].tool_names == ["list_capabilities", "load_capability", "note"]
+    assert fake_openai.requests[0].tool_names == [
+        "list_capabilities",
+        "load_capability",
+        "search_capabilities",
+        "note",
+    ]
     assert fake_openai.requests[3].tool_names == [
         "list_capabilities",
         "load_capability",
+        "search_capabilities",
         "note",
         "get_forecast",
     ]
@@ -133,6 +139,7 @@ def test_prompt_shows_what_the_next_call_gets_with_token_counts(
     assert [t["function"]["name"] for t in report["tools"]] == [
         "list_capabilities",
         "load_capability",
+        "search_capabilities",
         "note",
         "get_forecast",
     ]
@@ -141,6 +148,7 @@ def test_prompt_shows_what_the_next_call_gets_with_token_counts(
         report["tokens"]["meta_tools"]
         == report["tokens"]["per_tool"]["list_capabilities"]
         + report["tokens"]["per_tool"]["load_capability"]
+        + report["tokens"]["per_tool"]["search_capabilities"]
     )
     assert (
         report["tokens"]["tool_schemas"]

@@ -58,11 +58,11 @@ def test_demo_runs_offline_and_prints_every_step(site: SitePackages) -> None:
     assert "the built-in scripted stand-in" in out
     assert "user: Shout hello loudly" in out
     steps = [
-        "model call 1: shown 2 tools (list_capabilities, load_capability)",
+        "model call 1: shown 3 tools (list_capabilities, load_capability, search_capabilities)",
         "→ list_capabilities({})",
         '→ load_capability({"names": ["megaphone"]})',
         "⊕ loaded megaphone",
-        "model call 3: shown 3 tools (list_capabilities, load_capability, shout)",
+        "model call 3: shown 4 tools (list_capabilities, load_capability, search_capabilities, shout)",
         '→ shout({"text": "hello"})',
         "← HELLO",
         "answer: shout returned: HELLO",

@@ -11,7 +11,7 @@ from oracle_core import Oracle
 from oracle_core.store import MemoryCheckpointer
 from oracle_core.testing.openai_server import FakeOpenAI, Reply
 
-META = ["list_capabilities", "load_capability"]
+META = ["list_capabilities", "load_capability", "search_capabilities"]
 
 
 def tool_messages(server: FakeOpenAI, request: int) -> list[dict[str, object]]:

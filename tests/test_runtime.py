@@ -396,10 +396,10 @@ async def test_the_discovery_loop_shows_the_model_exactly_what_it_needs_at_each_
 
     shown = [r.tool_names for r in fake_openai.requests]
     assert shown == [
-        ["list_capabilities", "load_capability"],
-        ["list_capabilities", "load_capability"],
-        ["list_capabilities", "load_capability", "get_forecast"],
-        ["list_capabilities", "load_capability", "get_forecast"],
+        ["list_capabilities", "load_capability", "search_capabilities"],
+        ["list_capabilities", "load_capability", "search_capabilities"],
+        ["list_capabilities", "load_capability", "search_capabilities", "get_forecast"],
+        ["list_capabilities", "load_capability", "search_capabilities", "get_forecast"],
     ]
     listing = json.loads(tool_contents(fake_openai, 1)[0])
     assert [p["name"] for p in listing] == ["weather", "calendar"]

@@ -11,6 +11,7 @@ from oracle_core.cli.demo_command import demo_command
 from oracle_core.cli.plugin_command import plugin_group
 from oracle_core.cli.plugins_command import plugins_command
 from oracle_core.cli.prompt_command import prompt_command
+from oracle_core.cli.search_command import search_command
 from oracle_core.cli.serve_command import serve_command
 
 
@@ -23,6 +24,7 @@ def main() -> None:
 for command in (
     demo_command,
     plugins_command,
+    search_command,
     prompt_command,
     ask_command,
     chat_command,

@@ -20,8 +20,10 @@ from typing import TYPE_CHECKING, Any
 from oracle_core.capabilities.meta_tools import (
     LIST_CAPABILITIES,
     LOAD_CAPABILITY,
+    SEARCH_CAPABILITIES,
     list_capabilities,
     load_capability,
+    search_capabilities,
 )
 from oracle_core.context import ToolContext
 from oracle_core.errors import ToolArgumentsError, ToolError
@@ -29,8 +31,10 @@ from oracle_core.plugins.registry import BoundTool, Registry
 from oracle_core.run.limits import RunLimits
 from oracle_core.run.messages import ToolCall, ToolResult
 from oracle_core.run.pool import PoolExhaustedError, SyncToolPool
+from oracle_core.settings import DEFAULT_LIST_LIMIT
 
 if TYPE_CHECKING:
+    from oracle_core.capabilities.search import CapabilitySearch
     from oracle_core.host import OracleHandle
 
 log = logging.getLogger("oracle_core.run")
@@ -126,6 +130,7 @@ class ToolExecutor:
         self.limits = limits
         self.oracle = oracle
         self.pool = pool or SyncToolPool()
+        self._search: CapabilitySearch | None = None  # built on the first search
 
     def context(self, call: ToolCall, bound: BoundTool) -> ToolContext:
         """The :class:`ToolContext` a call of ``bound`` gets."""
@@ -161,7 +166,25 @@ class ToolExecutor:
         except ToolArgumentsError as error:
             return error_result(call, str(error), error)
         if call.name == LIST_CAPABILITIES:
-            return self._done(call, list_capabilities(self.registry, loaded))
+            limit = self.oracle.settings.list_limit if self.oracle else DEFAULT_LIST_LIMIT
+            return self._done(call, list_capabilities(self.registry, loaded, arguments, limit))
+        if call.name == SEARCH_CAPABILITIES:
+            if self._search is None:  # numpy and bm25s are imported on the first search only
+                from oracle_core.capabilities.search import CapabilitySearch
+
+                self._search = (
+                    CapabilitySearch.for_settings(self.registry, self.oracle.settings)
+                    if self.oracle is not None
+                    else CapabilitySearch(self.registry)
+                )
+            try:  # off the event loop: the first search builds or loads the index
+                found = await asyncio.to_thread(
+                    search_capabilities, self._search, tuple(loaded), arguments
+                )
+            except Exception as error:
+                log.exception("search_capabilities failed")
+                return error_result(call, f"search_capabilities failed: {error}", error)
+            return ToolResult(call.id, call.name, found.content, is_error=found.error)
         if call.name == LOAD_CAPABILITY:
             outcome = load_capability(self.registry, loaded, arguments)
             loaded.extend(outcome.loaded)

@@ -30,7 +30,7 @@ def test_requests_show_what_the_model_was_sent_on_each_step(project: pytest.Pyte
             assert {c.run_id for c in oracle_model.requests} == {result.run_id}
             assert first.system_prompt == "You forecast."
             assert first.user_message == "Lisbon and Porto?"
-            assert first.tool_names == ["list_capabilities", "load_capability"]
+            assert first.tool_names == ["list_capabilities", "load_capability", "search_capabilities"]
             assert second.tool("get_forecast")["description"] == "Get the daily forecast for a place."
             assert [json.loads(r)["place"] for r in third.tool_results] == ["Lisbon", "Porto"]
             assert oracle_model.request(3) == third

@@ -20,7 +20,7 @@ from oracle_core.testing import (
     run_turn,
 )
 
-META = ["list_capabilities", "load_capability"]
+META = ["list_capabilities", "load_capability", "search_capabilities"]
 
 
 @pytest.fixture

@@ -61,7 +61,12 @@ async def test_model_sees_the_entry_and_tools_without_loading_anything(
 
     first = oracle_model.request(1)
     assert_shown(first, prompt="- **memory** — Durable memory across conversations.")
-    assert first.tool_names == ["list_capabilities", "load_capability", *MEMORY_TOOLS]
+    assert first.tool_names == [
+        "list_capabilities",
+        "load_capability",
+        "search_capabilities",
+        *MEMORY_TOOLS,
+    ]
 
 
 async def test_a_fact_saved_in_one_conversation_is_recalled_in_another(

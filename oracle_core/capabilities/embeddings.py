@@ -1,0 +1,121 @@
+"""Embedders for the semantic ranker of capability search: offline ``wordllama``, or litellm.
+
+- :class:`WordLlamaEmbedder`: the static embeddings shipped in the ``wordllama`` wheel
+  (``pip install 'oracle-core[search]'``), loaded from the package folder; nothing is ever
+  downloaded.
+- :class:`LiteLLMEmbedder`: any litellm embedding model (``ORACLE_EMBEDDING_MODEL``), for
+  operators with a provider.
+
+Without either, search is lexical alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Protocol
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from oracle_core.settings import Settings
+
+_BATCH = 256
+"""Texts sent in one embeddings request."""
+
+
+class Embedder(Protocol):
+    """Turns texts into unit vectors; ``name`` says which model (it keys the index cache)."""
+
+    name: str
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """One unit-length row per text, as ``float32``."""
+        ...
+
+
+def _unit(vectors: Any) -> np.ndarray:
+    array = np.asarray(vectors, dtype=np.float32)
+    if array.ndim != 2:
+        array = array.reshape(len(array), -1)
+    norms = np.linalg.norm(array, axis=1, keepdims=True)
+    return np.asarray(array / np.maximum(norms, 1e-12), dtype=np.float32)
+
+
+def _import_wordllama() -> Any:
+    """Import ``wordllama`` without the root logging handler its import installs."""
+    import logging
+
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    try:
+        import wordllama  # type: ignore[import-untyped]
+    finally:
+        root.handlers[:] = handlers
+        root.setLevel(level)
+    return wordllama
+
+
+class WordLlamaEmbedder:
+    """``wordllama``'s bundled 256-dimension static embeddings, loaded offline."""
+
+    def __init__(self) -> None:
+        from pathlib import Path
+
+        wordllama = _import_wordllama()
+        folder = Path(wordllama.__file__).parent
+        self._model = wordllama.WordLlama.load(cache_dir=folder, disable_download=True)
+        self.name = f"wordllama-{getattr(wordllama, '__version__', '0')}"
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed ``texts`` (an empty list gives an empty array)."""
+        if not texts:
+            return np.zeros((0, 1), dtype=np.float32)
+        return _unit(self._model.embed(list(texts)))
+
+
+class LiteLLMEmbedder:
+    """Any litellm embedding model; litellm is imported on first use only.
+
+    Args:
+        model: a litellm embedding model string, e.g. ``openai/text-embedding-3-small``.
+        api_base: the embeddings server's base URL (``None``: the provider's).
+    """
+
+    def __init__(self, model: str, api_base: str | None = None) -> None:
+        self.model = model
+        self.api_base = api_base
+        self.name = f"litellm-{model}"
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed ``texts`` in batches; raises what litellm raises when the provider fails."""
+        if not texts:
+            return np.zeros((0, 1), dtype=np.float32)
+        import litellm
+
+        rows: list[list[float]] = []
+        for start in range(0, len(texts), _BATCH):
+            batch = [t or " " for t in texts[start : start + _BATCH]]
+            response = litellm.embedding(model=self.model, input=batch, api_base=self.api_base)
+            data = sorted(response.data, key=lambda item: _get(item, "index"))
+            rows += [list(_get(item, "embedding")) for item in data]
+        return _unit(rows)
+
+
+def _get(item: Any, key: str) -> Any:
+    return item[key] if isinstance(item, dict) else getattr(item, key)
+
+
+def embedder_for(settings: Settings) -> Embedder | None:
+    """The embedder ``settings`` ask for: ``ORACLE_EMBEDDING_MODEL``, else wordllama if installed.
+
+    ``ORACLE_EMBEDDING_MODEL=none`` turns the semantic ranker off.
+    """
+    model = settings.embedding_model
+    if model and model.lower() == "none":
+        return None
+    if model:
+        return LiteLLMEmbedder(model, settings.embedding_api_base or settings.api_base)
+    try:
+        return WordLlamaEmbedder()
+    except ImportError:
+        return None
