@@ -12,6 +12,7 @@ from support import CodePlugin
 
 from oracle_core.capabilities.embeddings import LiteLLMEmbedder
 from oracle_core.capabilities.meta_tools import (
+    MAX_LOAD_NAMES,
     META_TOOL_SCHEMAS,
     RESULT_TOKEN_BUDGET,
     list_capabilities,
@@ -405,3 +406,29 @@ def test_an_empty_catalog_finds_nothing() -> None:
     found = search_json(Registry(), "anything at all")
 
     assert found == [{"query": "anything at all", "results": [], "note": found[0]["note"]}]
+
+
+def test_a_load_of_the_most_capabilities_allowed_stays_within_the_result_budget() -> None:
+    catalog = big_catalog(50)
+    names = [f"plugin-{i:04d}-with-a-rather-long-name" for i in range(10, 10 + MAX_LOAD_NAMES)]
+
+    outcome = load_capability(catalog, (), {"names": names})
+
+    assert not outcome.error and outcome.loaded == names
+    assert count_tokens(outcome.content) <= RESULT_TOKEN_BUDGET
+    assert all(entry["tools"] for entry in json.loads(outcome.content))
+
+
+def test_a_load_of_more_than_the_limit_loads_nothing_and_names_the_limit() -> None:
+    names = [f"plugin-{i:04d}-with-a-rather-long-name" for i in range(MAX_LOAD_NAMES + 1)]
+
+    outcome = load_capability(big_catalog(50), (), {"names": names})
+
+    assert outcome.error and outcome.loaded == []
+    assert f"at most {MAX_LOAD_NAMES} capabilities at once" in json.loads(outcome.content)["error"]
+
+
+def test_an_unknown_name_of_any_length_is_echoed_short() -> None:
+    outcome = load_capability(big_catalog(50), (), {"names": ["x" * 100_000]})
+
+    assert outcome.error and len(outcome.content) < 400

@@ -27,6 +27,8 @@ LOAD_CAPABILITY = "load_capability"
 SEARCH_CAPABILITIES = "search_capabilities"
 
 MAX_QUERIES = 4
+MAX_LOAD_NAMES = 8
+"""Capabilities one ``load_capability`` call may load; more is an error naming the limit."""
 """Queries one ``search_capabilities`` call may send."""
 
 MAX_QUERY_CHARS = 200
@@ -293,14 +295,25 @@ def load_capability(registry: Registry, loaded: Sequence[str], arguments: Any) -
             error=True,
         )
     names = list(dict.fromkeys(names))
-    listed = [p.name for p in registry.listed()]
+    if len(names) > MAX_LOAD_NAMES:
+        return LoadOutcome(
+            _error(
+                f"load_capability loads at most {MAX_LOAD_NAMES} capabilities at once; you sent "
+                f"{len(names)}. Nothing was loaded: load the ones you need first."
+            ),
+            error=True,
+        )
+    listed: list[str] | None = None
     problems = []
     for name in names:
         plugin = registry.get(name)
         if plugin is None:
-            close = difflib.get_close_matches(name, listed, n=3, cutoff=0.5)
+            if listed is None:  # only when a name is wrong: suggestions cost a scan
+                listed = [p.name for p in registry.listed()]
+            close = difflib.get_close_matches(name[:64], listed, n=3, cutoff=0.5)
             hint = f" (did you mean {', '.join(repr(c) for c in close)}?)" if close else ""
-            problems.append(f"unknown capability {name!r}{hint}")
+            shown = name if len(name) <= 64 else f"{name[:64]}..."
+            problems.append(f"unknown capability {shown!r}{hint}")
         elif plugin.visibility == "silent":
             problems.append(f"{name!r} is internal and cannot be loaded")
     if problems:
@@ -317,7 +330,11 @@ def load_capability(registry: Registry, loaded: Sequence[str], arguments: Any) -
         if not already:
             newly.append(name)
         entries.append(_entry(plugin, already))
-    return LoadOutcome(_dumps(entries), loaded=newly)
+    content = _dumps(entries)
+    if not _fits(content):  # long manifests: keep what the model needs to use the tools
+        keep = ("name", "summary", "when_to_use", "alreadyAvailable", "tools")
+        content = _dumps([{k: e[k] for k in keep if k in e} for e in entries])
+    return LoadOutcome(content, loaded=newly)
 
 
 @dataclass
