@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from oracle_core.errors import ModelError
-from oracle_core.models.base import assistant_message
+from oracle_core.models.base import Model, assistant_message
 from oracle_core.run.messages import ModelResponse, Usage
 
 
@@ -99,3 +99,37 @@ def call_failed(model: str, error: BaseException, detail: object | None = None) 
 def stream_failed(model: str, error: BaseException) -> ModelError:
     """The :class:`ModelError` for a stream from ``model`` that broke after it started."""
     return ModelError(f"model stream from {model!r} failed: {type(error).__name__}: {error}")
+
+
+class ProviderModel(Model):
+    """A model reached over the network: the settings every provider client takes.
+
+    Args:
+        model: the model string.
+        api_base: the server's base URL.
+        api_key: the key.
+        num_retries: retries for errors that may pass (429, 5xx, timeouts, connections).
+        timeout: seconds one attempt may take.
+        options: more request options (``temperature``, ...).
+    """
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_base: str | None = None,
+        api_key: str | None = None,
+        num_retries: int = 2,
+        timeout: float = 120.0,
+        **options: Any,
+    ) -> None:
+        self.name = model
+        self.api_base = api_base
+        self.api_key = api_key
+        self.num_retries = num_retries
+        self.timeout = timeout
+        self.options = options
+        self._prepare()
+
+    def _prepare(self) -> None:
+        """Set up what a subclass keeps besides the settings (called by ``__init__``)."""

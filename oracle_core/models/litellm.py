@@ -10,8 +10,9 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from oracle_core.environment import import_litellm
-from oracle_core.models.base import Model, ModelError
+from oracle_core.models.base import ModelError
 from oracle_core.models.completions import (
+    ProviderModel,
     StreamAssembler,
     call_failed,
     response_from,
@@ -20,7 +21,7 @@ from oracle_core.models.completions import (
 from oracle_core.run.messages import ModelRequest, ModelResponse
 
 
-class LiteLLMModel(Model):
+class LiteLLMModel(ProviderModel):
     """Calls ``litellm.acompletion``: any model string litellm knows works.
 
     Args:
@@ -31,23 +32,6 @@ class LiteLLMModel(Model):
         timeout: seconds one attempt may take.
         options: more keyword arguments for ``acompletion`` (``temperature``, ...).
     """
-
-    def __init__(
-        self,
-        model: str,
-        *,
-        api_base: str | None = None,
-        api_key: str | None = None,
-        num_retries: int = 2,
-        timeout: float = 120.0,
-        **options: Any,
-    ) -> None:
-        self.name = model
-        self.api_base = api_base
-        self.api_key = api_key
-        self.num_retries = num_retries
-        self.timeout = timeout
-        self.options = options
 
     def _arguments(self, request: ModelRequest) -> dict[str, Any]:
         arguments: dict[str, Any] = {

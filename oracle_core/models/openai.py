@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Any
 
 from oracle_core.models.base import Model, ModelError
 from oracle_core.models.completions import (
+    ProviderModel,
     StreamAssembler,
     call_failed,
     response_from,
@@ -154,7 +155,7 @@ def model_for(
     return LiteLLMModel(name, api_base=api_base)
 
 
-class OpenAIModel(Model):
+class OpenAIModel(ProviderModel):
     """Calls an OpenAI-compatible chat completions endpoint with the openai SDK.
 
     Takes the same arguments as :class:`~oracle_core.models.litellm.LiteLLMModel` and sends
@@ -171,22 +172,7 @@ class OpenAIModel(Model):
         options: more request options (``temperature``, ...).
     """
 
-    def __init__(
-        self,
-        model: str,
-        *,
-        api_base: str | None = None,
-        api_key: str | None = None,
-        num_retries: int = 2,
-        timeout: float = 120.0,
-        **options: Any,
-    ) -> None:
-        self.name = model
-        self.api_base = api_base
-        self.api_key = api_key
-        self.num_retries = num_retries
-        self.timeout = timeout
-        self.options = options
+    def _prepare(self) -> None:
         # One client per event loop: its connection pool belongs to the loop it was made in.
         self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, AsyncOpenAI] = (
             weakref.WeakKeyDictionary()
