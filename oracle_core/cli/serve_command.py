@@ -127,8 +127,6 @@ def serve_command(
     except ValueError as error:
         click.echo(f"oracle: {error}", err=True)
         sys.exit(2)
-    from oracle_core.errors import PluginConflictError
-
     oracle = build_oracle(model=model, api_base=api_base)
     limits = Limits(
         max_body_bytes=max_body_bytes,
@@ -136,13 +134,13 @@ def serve_command(
         max_history_messages=max_history_messages,
         body_timeout_seconds=body_timeout,
     )
-    try:
-        app = create_app(oracle, tokens=tokens, limits=limits, allowed_hosts=allowed_hosts)
-    except PluginConflictError as error:
-        click.echo(f"oracle: {error}", err=True)
-        sys.exit(1)
+    app = create_app(oracle, tokens=tokens, limits=limits, allowed_hosts=allowed_hosts)
     for failure in oracle.registry.failures:
         click.echo(f"oracle: plugin {failure.plugin} left out: {failure}", err=True)
+    for failure in app.state.server.route_failures:
+        click.echo(
+            f"oracle: the routes of plugin {failure.plugin} are not served: {failure}", err=True
+        )
     try:
         sock = _bind(host, port)
     except OSError as error:

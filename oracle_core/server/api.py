@@ -166,7 +166,7 @@ def api_router(ctx: ServerContext) -> APIRouter:
             ],
             "failures": [
                 {"plugin": f.plugin, "distribution": f.distribution, "error": str(f)}
-                for f in oracle.registry.failures
+                for f in [*oracle.registry.failures, *ctx.route_failures]
             ],
         }
 

@@ -64,8 +64,10 @@ def create_app(
         The FastAPI app; ``app.state.oracle`` and ``app.state.server`` (a
         :class:`~oracle_core.server.context.ServerContext`) are set for plugin endpoints.
 
+    A plugin whose routes are bad or clash is reported (``ServerContext.route_failures``,
+    ``GET /plugins``, the log) and served without routes; the rest of the server goes on.
+
     Raises:
-        PluginConflictError: a plugin route would shadow a core route or another route.
         ValueError: ``allowed_hosts`` is given without tokens, or names no host.
     """
     auth = BearerAuth(tokens)
@@ -106,7 +108,9 @@ def create_app(
     for router in routers:
         app.include_router(router)
     core = [*app.router.routes, *(route for router in routers for route in router.routes)]
-    app.router.routes.extend(plugin_routes(oracle.registry, ctx.auth, core))
+    mounted = plugin_routes(oracle.registry, ctx.auth, core)
+    app.router.routes.extend(mounted.routes)
+    ctx.route_failures = mounted.failures
     return app
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from oracle_core.errors import PluginConflictError
 from oracle_core.run.messages import Message
 from oracle_core.server.auth import BearerAuth
 from oracle_core.server.errors import ApiError
@@ -26,6 +27,7 @@ class ServerContext:
         limits: request limits.
         hosts: the ``Host`` names the server answers to.
         runs: the runs in progress, at most one per thread.
+        route_failures: plugins whose HTTP routes were left out (a bad or clashing path).
     """
 
     oracle: Oracle
@@ -33,6 +35,7 @@ class ServerContext:
     limits: Limits
     hosts: HostPolicy = field(default_factory=HostPolicy)
     runs: ThreadRuns = field(init=False)
+    route_failures: list[PluginConflictError] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.runs = ThreadRuns(self.oracle)

@@ -22,6 +22,7 @@ import inspect
 import logging
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from typing import Any
 
 from fastapi.encoders import jsonable_encoder
@@ -82,40 +83,61 @@ def _check_path(plugin: Plugin, route: Route) -> None:
         )
 
 
-def plugin_routes(
-    registry: Registry, auth: BearerAuth, core: Iterable[BaseRoute]
-) -> list[StarletteRoute]:
+@dataclass(frozen=True)
+class MountedRoutes:
+    """The plugin routes the server mounts, and the plugins whose routes it left out.
+
+    Attributes:
+        routes: the Starlette routes to add to the app.
+        failures: one error per plugin left out, naming the path and the fix.
+    """
+
+    routes: list[StarletteRoute] = field(default_factory=list)
+    failures: list[PluginConflictError] = field(default_factory=list)
+
+
+def plugin_routes(registry: Registry, auth: BearerAuth, core: Iterable[BaseRoute]) -> MountedRoutes:
     """Starlette routes for every plugin route, after checking that none shadows another.
 
-    Raises:
-        PluginConflictError: naming the plugin(s), the method and the path at fault.
+    A plugin with a route that is not a plain path, or that clashes with a core route or
+    an earlier plugin's, has none of its routes mounted; the error is reported, and the
+    server and every other plugin's routes go on.
     """
     taken = {key: f"the core route {path}" for key, path in route_keys(core).items()}
-    made: list[StarletteRoute] = []
+    mounted = MountedRoutes()
     for plugin in registry:
-        for route in plugin.routes:
-            _check_path(plugin, route)
-            path = full_path(plugin.name, route)
-            methods = sorted({m.upper() for m in route.methods})
-            for method in methods:
-                key = (method, shape(path))
-                owner = taken.get(key) or taken.get(("*", key[1]))
-                if owner is not None:
-                    raise PluginConflictError(
-                        f"plugin {plugin.name!r} route {method} {path} clashes with {owner}: "
-                        "give each route of a plugin its own method and path",
-                        plugin=plugin.name,
+        claims: dict[tuple[str, str], str] = {}
+        made: list[StarletteRoute] = []
+        try:
+            for route in plugin.routes:
+                _check_path(plugin, route)
+                path = full_path(plugin.name, route)
+                methods = sorted({m.upper() for m in route.methods})
+                for method in methods:
+                    key = (method, shape(path))
+                    owner = taken.get(key) or taken.get(("*", key[1])) or claims.get(key)
+                    if owner is not None:
+                        raise PluginConflictError(
+                            f"plugin {plugin.name!r} route {method} {path} clashes with "
+                            f"{owner}: give each route of a plugin its own method and path",
+                            plugin=plugin.name,
+                        )
+                    claims[key] = f"route {method} {path} of plugin {plugin.name!r}"
+                made.append(
+                    StarletteRoute(
+                        path,
+                        _endpoint(plugin.name, route, path, auth),
+                        methods=methods,
+                        name=f"plugin:{plugin.name}:{route.name or _name(route)}",
                     )
-                taken[key] = f"route {method} {path} of plugin {plugin.name!r}"
-            made.append(
-                StarletteRoute(
-                    path,
-                    _endpoint(plugin.name, route, path, auth),
-                    methods=methods,
-                    name=f"plugin:{plugin.name}:{route.name or _name(route)}",
                 )
-            )
-    return made
+        except PluginConflictError as error:
+            log.error("%s; its routes are not served", error)
+            mounted.failures.append(error)
+            continue
+        taken.update(claims)
+        mounted.routes.extend(made)
+    return mounted
 
 
 def _name(route: Route) -> str:

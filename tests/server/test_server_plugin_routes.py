@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from starlette.requests import Request
 
-from oracle_core import PluginConflictError, Route
+from oracle_core import Route
 from oracle_core.server import create_app
 
 AUTH = {"Authorization": "Bearer s3cret"}
@@ -82,7 +84,7 @@ async def test_startup_and_shutdown_hooks_run_once(make_oracle, kiosk, fake_open
     assert kiosk.events == ["startup", "shutdown"]
 
 
-def test_two_routes_of_one_plugin_with_the_same_method_and_path_fail_naming_the_plugin(
+def test_two_routes_of_one_plugin_with_the_same_method_and_path_leave_its_routes_out(
     make_oracle, routes_plugin
 ) -> None:
     plugin = routes_plugin(
@@ -90,27 +92,40 @@ def test_two_routes_of_one_plugin_with_the_same_method_and_path_fail_naming_the_
         routes=[Route("/items/{id}", _ok), Route("/items/{key}", _ok, methods=("POST", "GET"))],
     )
 
-    with pytest.raises(PluginConflictError) as caught:
-        create_app(make_oracle(plugin))
+    app = create_app(make_oracle(plugin))
 
-    assert caught.value.plugin == "twice"
-    assert str(caught.value) == (
+    [failure] = app.state.server.route_failures
+    assert failure.plugin == "twice"
+    assert str(failure) == (
         "plugin 'twice' route GET /plugins/twice/items/{key} clashes with route GET "
         "/plugins/twice/items/{id} of plugin 'twice': give each route of a plugin its own "
         "method and path"
     )
+    assert not [r for r in app.router.routes if getattr(r, "path", "").startswith("/plugins/twice")]
 
 
-@pytest.mark.parametrize("path", ["/../../threads", "/a//b", "/./x", "/x?y=1"])
-def test_a_route_path_that_could_read_as_another_place_fails(
-    make_oracle, routes_plugin, path: str
+BAD_PATHS = ["/../../threads", "/a//b", "/./x", "/x?y=1", "/a/../b", "/x#y", "/a\\b", "/.."]
+
+
+@pytest.mark.parametrize("path", BAD_PATHS)
+async def test_a_route_path_that_could_read_as_another_place_is_left_out_and_the_rest_served(
+    serve, routes_plugin, path: str
 ) -> None:
-    plugin = routes_plugin(name="sneaky", routes=[Route(path, _ok)])
+    async def fine(request: Request) -> str:
+        return "fine"
 
-    with pytest.raises(
-        PluginConflictError, match=r"plugin 'sneaky' has route path .* not a plain path"
-    ):
-        create_app(make_oracle(plugin))
+    served = await serve(
+        routes_plugin(name="sneaky", routes=[Route("/ok", fine), Route(path, _ok)]),
+        routes_plugin(name="honest", routes=[Route("/ok", fine)]),
+    )
+
+    [failure] = served.app.state.server.route_failures
+    assert re.search(r"plugin 'sneaky' has route path .* not a plain path", str(failure))
+    assert (await served.client.get("/plugins/honest/ok")).json() == "fine"
+    assert (await served.client.get("/plugins/sneaky/ok")).status_code == 404
+    assert (await served.client.get("/health")).status_code == 200
+    listed = (await served.client.get("/plugins")).json()["failures"]
+    assert [f["plugin"] for f in listed] == ["sneaky"]
 
 
 async def test_plugins_with_the_same_route_path_do_not_shadow_each_other(
@@ -132,7 +147,7 @@ async def test_plugins_with_the_same_route_path_do_not_shadow_each_other(
     assert (await served.client.get("/plugins")).json()["plugins"][0]["name"] == "one"
 
 
-def test_a_plugin_route_equal_to_a_core_route_fails_naming_both(make_oracle, kiosk) -> None:
+def test_a_plugin_route_equal_to_a_core_route_is_left_out_naming_both(make_oracle, kiosk) -> None:
     from starlette.routing import Route as CoreRoute
 
     from oracle_core.server.auth import BearerAuth
@@ -140,8 +155,10 @@ def test_a_plugin_route_equal_to_a_core_route_fails_naming_both(make_oracle, kio
 
     core = [CoreRoute("/plugins/kiosk/status", _ok, methods=["GET"])]
 
-    with pytest.raises(
-        PluginConflictError,
-        match="plugin 'kiosk' route GET /plugins/kiosk/status clashes with the core route /plugins/kiosk/status",
-    ):
-        plugin_routes(make_oracle(kiosk).registry, BearerAuth(), core)
+    mounted = plugin_routes(make_oracle(kiosk).registry, BearerAuth(), core)
+
+    assert mounted.routes == []
+    [failure] = mounted.failures
+    assert "plugin 'kiosk' route GET /plugins/kiosk/status clashes with the core route " in str(
+        failure
+    )
