@@ -285,7 +285,7 @@ async def test_routes_of_a_plugin_that_did_not_start_answer_503_naming_it(
     cycle, assembled = lifecycle(tmp_path, Served("ok", []), ServedButFailsToStart("db", []))
     app = Starlette()
     install_error_handlers(app)
-    app.router.routes.extend(plugin_routes(assembled, BearerAuth(), []))
+    app.router.routes.extend(plugin_routes(assembled, BearerAuth(), []).routes)
     app.state.oracle = type("Started", (), {"registry": await cycle.start(HANDLE)})()
 
     async with httpx.AsyncClient(
