@@ -364,3 +364,28 @@ async def test_a_plugin_that_patches_the_core_is_left_out_and_the_core_restored(
     [refused] = [e for e in result.events if e.type == "tool_result"]
     assert refused.refused
     await oracle.close()
+
+
+class BrokenStore(MemoryCheckpointer):
+    """A store that fails to read threads (a disk gone, a database down)."""
+
+    async def load_tail(self, thread_id: str, since: int) -> Any:
+        raise OSError("disk I/O error")
+
+
+async def test_a_store_that_fails_before_the_run_begins_still_ends_the_stream(
+    tmp_path: Path,
+) -> None:
+    oracle = Oracle(
+        [],
+        entry_points=False,
+        settings=Settings.from_env({"ORACLE_HOME": str(tmp_path)}),
+        model=FunctionModel(calls_then_text()),
+        checkpointer=BrokenStore(),
+    )
+
+    events = [event async for event in oracle.stream("t", "hi")]
+
+    assert [e.type for e in events] == ["run_started", "done"]
+    assert events[-1].status == "failed" and "disk I/O error" in (events[-1].error or "")
+    await oracle.close()

@@ -78,6 +78,7 @@ class Run:
         self.loaded: list[str] = []
         self.answer = ""
         self.deadline = 0.0
+        self.started = False
 
     async def _save(
         self, messages: list[Message], loaded: tuple[str, ...] | list[str] = ()
@@ -116,10 +117,13 @@ class Run:
                 self.deadline = asyncio.get_running_loop().time() + deps.limits.run_timeout
                 async for event in self._opened():
                     yield event
-        except (ThreadBusyError, ThreadConflictError) as error:
-            self.record.status = "failed"
-            self.record.error = str(error)
-            yield RunStarted(self.record.id, self.thread_id)
+        except Exception as error:  # before the run began (busy, the store), or at its end
+            if not isinstance(error, ThreadBusyError | ThreadConflictError):
+                log.exception("run %s failed outside its steps", self.record.id)
+            if self.record.status == "running":  # a run that finished stays finished
+                self.record.status, self.record.error = "failed", str(error)
+            if not self.started:
+                yield RunStarted(self.record.id, self.thread_id)
         if self.messages:  # everything here was saved: a valid start of the thread
             deps.threads.put(self.thread_id, self.messages, self.tokens)
         yield RunFinished(
@@ -134,6 +138,7 @@ class Run:
         """The run from its first save on, with the thread held; ends without raising."""
         await self._open()
         try:
+            self.started = True
             yield RunStarted(self.record.id, self.thread_id)
             async for event in self._steps():
                 yield event
