@@ -29,6 +29,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import operator
 import os
 import sys
 import tempfile
@@ -68,6 +69,20 @@ class StartupCache:
         self.path = folder / f"plugins-{_file_digest()}.json"
         self._entries: dict[str, dict[str, Any]] | None = None
         self._changed = False
+        self._prints: tuple[tuple[Tool, ...], list[str]] = ((), [])
+
+    def _fingerprints(self, tools: Sequence[Tool]) -> list[str]:
+        """Each tool's fingerprint; those of the last tools asked for are computed once.
+
+        :meth:`key`, :meth:`trusted` and :meth:`store` ask for the same plugin's tools in
+        turn, and a fingerprint reprs and digests every parameter.
+        """
+        last, prints = self._prints
+        if len(last) == len(tools) and all(map(operator.is_, last, tools)):
+            return prints
+        prints = [tool_fingerprint(t) for t in tools]
+        self._prints = (tuple(tools), prints)
+        return prints
 
     def key(self, source: PluginSource, obj: object, manifest: PluginManifest,
             tools: Sequence[Tool]) -> str | None:  # fmt: skip
@@ -91,7 +106,7 @@ class StartupCache:
             source.version,
             sorted(files, key=str),
             manifest.model_dump(mode="json"),
-            [tool_fingerprint(t) for t in tools],
+            self._fingerprints(tools),
         ]
         return hashlib.sha256(json.dumps(parts, default=str).encode()).hexdigest()
 
@@ -105,7 +120,7 @@ class StartupCache:
         schemas = entry.get("schemas")
         if not isinstance(schemas, dict):
             return False
-        found = [schemas.get(tool_fingerprint(t)) for t in tools]
+        found = [schemas.get(print_) for print_ in self._fingerprints(tools)]
         ready = [schema for schema in found if isinstance(schema, dict)]
         if len(ready) != len(found):
             return False
@@ -117,7 +132,9 @@ class StartupCache:
         """Remember that this plugin passed its checks, with its tools' schemas."""
         if key is None:
             return
-        schemas = {tool_fingerprint(t): t.parameters for t in tools}
+        schemas = {
+            print_: t.parameters for print_, t in zip(self._fingerprints(tools), tools, strict=True)
+        }
         self._load()[_name(source)] = {"key": key, "schemas": schemas}
         self._changed = True
 

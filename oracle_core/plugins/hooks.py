@@ -33,8 +33,28 @@ def new_plugin_manager() -> pluggy.PluginManager:
     return manager
 
 
+class _Parsed(pluggy.PluginManager):
+    """A scratch manager that takes the hook options already parsed for the plugin at hand.
+
+    ``parse_hookimpl_opts`` reads every attribute of a plugin (through
+    ``inspect.getattr_static``, which is slow); the loader has already read them once to
+    find problems. An attribute not in ``parsed`` is parsed as pluggy parses it.
+    """
+
+    plugin: object = None
+    parsed: Mapping[str, Any] = {}
+
+    def parse_hookimpl_opts(self, plugin: object, name: str) -> pluggy.HookimplOpts | None:
+        if plugin is self.plugin and name in self.parsed:
+            opts: pluggy.HookimplOpts | None = self.parsed[name]
+            return opts
+        return super().parse_hookimpl_opts(plugin, name)
+
+
 def register_plugins(
-    manager: pluggy.PluginManager, plugins: Sequence[tuple[object, str | None]]
+    manager: pluggy.PluginManager,
+    plugins: Sequence[tuple[object, str | None]],
+    parsed: Sequence[Mapping[str, Any] | None] | None = None,
 ) -> list[Exception | None]:
     """Register ``plugins`` (object, name) in order, as ``manager.register`` would one by one.
 
@@ -53,14 +73,24 @@ def register_plugins(
     the last plain implementation, and the rest through pluggy's own ``_add_hookimpl``.
     pluggy orders plain implementations by registration, independently of where those
     others go, so the result equals one-by-one registration (a test checks that).
+
+    ``parsed`` may give, for each plugin, what ``manager.parse_hookimpl_opts`` returned
+    for its attributes (see :func:`~oracle_core.plugins.validate.hook_problems`); they are
+    then not parsed again. It is used only when ``manager`` parses as pluggy's own
+    ``PluginManager`` does (same method, same project name).
     """
-    scratch = new_plugin_manager()
+    same = (
+        type(manager).parse_hookimpl_opts is pluggy.PluginManager.parse_hookimpl_opts
+        and manager.project_name == hookspecs.PROJECT_NAME
+    )
+    scratch = _Parsed(hookspecs.PROJECT_NAME)
+    scratch.add_hookspecs(hookspecs)
     registered = manager._name2plugin  # pluggy's name -> plugin map (None: a blocked name)
     present = {id(p) for p in registered.values() if p is not None}
     outcome: list[Exception | None] = []
     plain: dict[str, list[pluggy.HookImpl]] = {}
     special: list[tuple[str, pluggy.HookImpl]] = []
-    for obj, wanted in plugins:
+    for index, (obj, wanted) in enumerate(plugins):
         name = wanted or manager.get_canonical_name(obj)
         if name in registered and registered[name] is None:
             outcome.append(None)  # blocked: register returns None and registers nothing
@@ -68,11 +98,15 @@ def register_plugins(
         if name in registered or id(obj) in present:
             outcome.append(ValueError(f"Plugin name or object already registered: {name}={obj}"))
             continue
+        known = parsed[index] if parsed is not None and same else None
+        scratch.plugin, scratch.parsed = (obj, known) if known is not None else (None, {})
         try:
             scratch.register(obj, name=name)
         except Exception as error:
             outcome.append(error)
             continue
+        finally:
+            scratch.plugin, scratch.parsed = None, {}
         for caller in list(vars(scratch.hook).values()):
             for impl in caller.get_hookimpls():
                 if impl.tryfirst or impl.trylast or impl.wrapper or impl.hookwrapper:

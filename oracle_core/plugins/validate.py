@@ -143,7 +143,9 @@ def _listing(messages: Sequence[str]) -> str:
 # -- hook implementations, before registration -------------------------------------------------
 
 
-def hook_problems(manager: pluggy.PluginManager, plugin: object) -> list[Problem]:
+def hook_problems(
+    manager: pluggy.PluginManager, plugin: object, parsed: dict[str, Any] | None = None
+) -> list[Problem]:
     """What the core cannot honour in ``plugin``'s hook implementations.
 
     Read from the plugin object with ``manager.parse_hookimpl_opts`` (what pluggy's own
@@ -152,6 +154,9 @@ def hook_problems(manager: pluggy.PluginManager, plugin: object) -> list[Problem
     wrappers that would wrap nothing. Each plugin's hooks are called on their own, so a
     ``wrapper=True`` implementation wraps its own plugin's implementations of the hook.
     A hook named by a problem's ``hook`` is not called.
+
+    ``parsed``, if given, receives what ``parse_hookimpl_opts`` returned for each attribute
+    read, so that registering the plugin need not parse them again.
     """
     found: list[Problem] = []
     impls: dict[str, list[tuple[str, Any, dict[str, Any]]]] = {}
@@ -159,6 +164,8 @@ def hook_problems(manager: pluggy.PluginManager, plugin: object) -> list[Problem
         if attr.startswith("__") and attr.endswith("__"):
             continue  # Python's own names (a class object has dozens): never a hook
         opts = manager.parse_hookimpl_opts(plugin, attr)
+        if parsed is not None:
+            parsed[attr] = opts
         if opts is None:
             continue
         options: dict[str, Any] = dict(opts)
