@@ -11,6 +11,7 @@ from conftest import MakeOracle
 from support import CodePlugin
 
 from oracle_core.capabilities.embeddings import LiteLLMEmbedder
+from oracle_core.capabilities.index import PLUGIN_WEIGHTS, TOOL_WEIGHTS, Analyzer
 from oracle_core.capabilities.meta_tools import (
     MAX_LOAD_NAMES,
     META_TOOL_SCHEMAS,
@@ -432,3 +433,46 @@ def test_an_unknown_name_of_any_length_is_echoed_short() -> None:
     outcome = load_capability(big_catalog(50), (), {"names": ["x" * 100_000]})
 
     assert outcome.error and len(outcome.content) < 400
+
+
+# -- the fit threshold weighs where a word matched ----------------------------------------------
+
+
+def _catalog_with_a_word_in_parameters(word: str, tagged: bool) -> Registry:
+    plugins = {}
+    for i, topic in enumerate(["tides", "invoices", "glaciers"] * 10):
+        description = f"Mention {word} here." if i % 10 == 0 else "A value."  # 3 plugins
+        parameters = {"type": "object", "properties": {"value": {"description": description}}}
+        tool = Tool(f"measure_{topic}_{i}", f"Measure {topic}.", parameters, _never)
+        extra = {"tags": [word]} if tagged and i == 10 else {}
+        name = f"{topic}-{i}"
+        plugins[name] = make_plugin(name, f"Everything about {topic}.", tool, **extra)
+    return Registry(plugins=plugins)
+
+
+def test_a_generic_word_found_only_in_parameter_texts_is_no_fit() -> None:
+    found = search_json(_catalog_with_a_word_in_parameters("help", tagged=False), "can you help me")
+
+    assert found[0]["results"] == []
+    assert "No capability fits this query" in found[0]["note"]
+
+
+def test_the_same_word_in_what_a_plugin_is_for_is_a_fit() -> None:
+    found = search_json(_catalog_with_a_word_in_parameters("help", tagged=True), "can you help me")
+
+    assert names(found[0]) == ["invoices-10"]
+
+
+def test_the_plain_baseline_neither_stems_nor_weights_and_ranks_by_plugin_bm25_alone() -> None:
+    plain = CapabilitySearch(
+        small_catalog(),
+        plugin_weights=dict.fromkeys(PLUGIN_WEIGHTS, 1),
+        tool_weights=dict.fromkeys(TOOL_WEIGHTS, 1),
+        analyzer=Analyzer(stem=False),
+    )
+
+    assert plain.analyzer.terms("forecasts events") == ["forecasts", "events"]
+    assert Analyzer().terms("forecasts events") == ["forecast", "event"]
+    assert plain.rank(["forecast"], "bm25") == [["weather"]]
+    assert plain.rank(["forecasts"], "bm25") == [["weather"]]  # "forecasts" is in the summary
+    assert plain.rank(["events"], "bm25") == [["calendar"]]

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
     from oracle_core.capabilities.embeddings import Embedder
 
-FORMAT = "oracle-search-1"
+FORMAT = "oracle-search-2"
 """Changes whenever what is stored changes, so an old cache is never misread."""
 
 PLUGIN_WEIGHTS: Mapping[str, int] = {
@@ -58,6 +58,29 @@ in that data and keeps its prior weight.
 
 TOOL_WEIGHTS: Mapping[str, int] = {"tool_name": 4, "tool_description": 1, "parameters": 1}
 """Times each tool field is repeated in its document (tuned the same way)."""
+
+PLAIN_PLUGIN_WEIGHTS: Mapping[str, int] = dict.fromkeys(PLUGIN_WEIGHTS, 1)
+"""Every plugin field once: the untuned baseline ``bench/search.py`` prints."""
+
+PLAIN_TOOL_WEIGHTS: Mapping[str, int] = dict.fromkeys(TOOL_WEIGHTS, 1)
+"""Every tool field once (the untuned baseline)."""
+
+NAMING_FIELDS = (
+    "name",
+    "title",
+    "summary",
+    "when_to_use",
+    "examples",
+    "tags",
+    "category",
+    "tool_names",
+)
+"""The short plugin fields that say what a plugin is for (not tool descriptions, parameters).
+
+A query word found only in the long fields is weaker evidence of a fit (see
+:data:`oracle_core.capabilities.search.WEAK_FIELD_SHARE`): "hello" or "today" in a
+parameter's description says little about what the plugin does.
+"""
 
 KEEP_CACHES = 4
 """Index versions kept under ``$ORACLE_HOME/search`` (other catalogs, other embedders)."""
@@ -136,13 +159,23 @@ class Analyzer:
     """Turns text into search terms: camelCase and snake_case split, stop words out, stemmed.
 
     One analyzer belongs to one index; it remembers the stems it has computed.
+
+    Args:
+        stem: English stemming (Snowball); ``False`` keeps words as they are (the plain
+            baseline of ``bench/search.py``).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, stem: bool = True) -> None:
         import Stemmer  # type: ignore[import-not-found]
 
+        self.stem = stem
         self._stemmer = Stemmer.Stemmer("english")
         self._stems: dict[str, str] = {}
+
+    @property
+    def name(self) -> str:
+        """What the index's digest records of this analyzer."""
+        return "snowball-english" if self.stem else "no-stemming"
 
     def terms(self, text: str) -> list[str]:
         """The search terms of ``text``, in order, repeats kept (numbers alone are dropped)."""
@@ -153,7 +186,7 @@ class Analyzer:
                 continue
             stem = self._stems.get(word)
             if stem is None:
-                stem = self._stems[word] = self._stemmer.stemWord(word)
+                stem = self._stems[word] = self._stemmer.stemWord(word) if self.stem else word
             out.append(stem)
         return out
 
@@ -243,6 +276,8 @@ class CatalogIndex:
         tools: ``(plugin row, tool name)`` for every searchable tool (tool index rows).
         plugin_bm25: the BM25 index of plugin documents.
         tool_bm25: the BM25 index of tool documents.
+        naming_bm25: the BM25 index of each plugin's :data:`NAMING_FIELDS` alone (once each),
+            read only to tell where a query word matched.
         document_frequency: in how many plugin documents each term occurs.
         plugin_vectors: unit embeddings of the plugins, or ``None`` without an embedder.
         tool_vectors: unit embeddings of the tools, or ``None``.
@@ -253,6 +288,7 @@ class CatalogIndex:
     tools: list[tuple[int, str]]
     plugin_bm25: bm25s.BM25
     tool_bm25: bm25s.BM25
+    naming_bm25: bm25s.BM25
     document_frequency: dict[str, int]
     plugin_vectors: np.ndarray | None = None
     tool_vectors: np.ndarray | None = None
@@ -273,12 +309,16 @@ class CatalogIndex:
         bound = [(row, t) for row, p in enumerate(listed) for t in searchable_tools(p)]
         plugin_docs = [weighted_terms(analyzer, plugin_fields(p), plugin_weights) for p in listed]
         tool_docs = [weighted_terms(analyzer, tool_fields(t), tool_weights) for _, t in bound]
+        naming = dict.fromkeys(NAMING_FIELDS, 1)
+        naming_docs = [weighted_terms(analyzer, plugin_fields(p), naming) for p in listed]
         frequency: dict[str, int] = {}
         for doc in plugin_docs:
             for term in set(doc):
                 frequency[term] = frequency.get(term, 0) + 1
         tools = [(row, t.name) for row, t in bound]
-        index = cls(names, tools, _bm25(plugin_docs), _bm25(tool_docs), frequency)
+        index = cls(
+            names, tools, _bm25(plugin_docs), _bm25(tool_docs), _bm25(naming_docs), frequency
+        )
         if embedder is not None:
             index.plugin_vectors = embedder.embed([plugin_sentence(p) for p in listed])
             index.tool_vectors = embedder.embed([tool_sentence(t) for _, t in bound])
@@ -291,6 +331,7 @@ class CatalogIndex:
         try:
             self.plugin_bm25.save(str(work / "plugins"), show_progress=False)
             self.tool_bm25.save(str(work / "tools"), show_progress=False)
+            self.naming_bm25.save(str(work / "naming"), show_progress=False)
             meta = {
                 "format": FORMAT,
                 "plugins": self.plugins,
@@ -324,6 +365,7 @@ class CatalogIndex:
                 tools=[(int(r), str(t)) for r, t in meta["tools"]],
                 plugin_bm25=bm25s.BM25.load(str(folder / "plugins"), show_progress=False),
                 tool_bm25=bm25s.BM25.load(str(folder / "tools"), show_progress=False),
+                naming_bm25=bm25s.BM25.load(str(folder / "naming"), show_progress=False),
                 document_frequency=dict(meta["document_frequency"]),
                 from_cache=True,
             )
@@ -375,3 +417,10 @@ def term_ids(index: bm25s.BM25, terms: Sequence[str]) -> list[int]:
     """The ids of the ``terms`` the index knows (unknown ones score nothing anyway)."""
     vocab: dict[str, int] = index.vocab_dict
     return [vocab[t] for t in terms if t in vocab]
+
+
+def term_rows(index: bm25s.BM25, term_id: int) -> np.ndarray:
+    """The rows (documents) of ``index`` that hold the term ``term_id``, read off its matrix."""
+    scores: dict[str, np.ndarray] = index.scores
+    indptr = scores["indptr"]
+    return scores["indices"][indptr[term_id] : indptr[term_id + 1]]
