@@ -8,6 +8,7 @@ with the same code, and report the same message, tool calls and usage.
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 from oracle_core.errors import ModelError
@@ -133,3 +134,29 @@ class ProviderModel(Model):
 
     def _prepare(self) -> None:
         """Set up what a subclass keeps besides the settings (called by ``__init__``)."""
+
+
+async def relay_stream(
+    model: str,
+    chunks: AsyncIterator[Any],
+    close: Callable[[], Awaitable[None]] | None = None,
+) -> AsyncIterator[str | ModelResponse]:
+    """The text pieces of a provider's stream of chunks, then the whole :class:`ModelResponse`.
+
+    Failures while reading become a :class:`~oracle_core.ModelError` naming ``model``;
+    ``close`` (when given) runs however the stream ends.
+    """
+    answer = StreamAssembler()
+    try:
+        async for chunk in chunks:
+            text = answer.add(chunk)
+            if text:
+                yield text
+    except ModelError:
+        raise
+    except Exception as error:
+        raise stream_failed(model, error) from error
+    finally:
+        if close is not None:
+            await close()
+    yield answer.response()

@@ -10,13 +10,11 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from oracle_core.environment import import_litellm
-from oracle_core.models.base import ModelError
 from oracle_core.models.completions import (
     ProviderModel,
-    StreamAssembler,
     call_failed,
+    relay_stream,
     response_from,
-    stream_failed,
 )
 from oracle_core.run.messages import ModelRequest, ModelResponse
 
@@ -64,14 +62,5 @@ class LiteLLMModel(ProviderModel):
         arguments = self._arguments(request)
         arguments.update(stream=True, stream_options={"include_usage": True})
         stream = await self._acompletion(**arguments)
-        answer = StreamAssembler()
-        try:
-            async for chunk in stream:
-                text = answer.add(chunk)
-                if text:
-                    yield text
-        except ModelError:
-            raise
-        except Exception as error:
-            raise stream_failed(self.name, error) from error
-        yield answer.response()
+        async for piece in relay_stream(self.name, stream):
+            yield piece

@@ -40,13 +40,12 @@ import weakref
 from collections.abc import AsyncIterator, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from oracle_core.models.base import Model, ModelError
+from oracle_core.models.base import Model
 from oracle_core.models.completions import (
     ProviderModel,
-    StreamAssembler,
     call_failed,
+    relay_stream,
     response_from,
-    stream_failed,
 )
 from oracle_core.run.messages import ModelRequest, ModelResponse
 
@@ -276,19 +275,8 @@ class OpenAIModel(ProviderModel):
             return
         body.update(stream=True, stream_options={"include_usage": True})
         stream = await self._create(body)
-        answer = StreamAssembler()
-        try:
-            async for chunk in stream:
-                text = answer.add(chunk)
-                if text:
-                    yield text
-        except ModelError:
-            raise
-        except Exception as error:
-            raise stream_failed(self.name, error) from error
-        finally:
-            await stream.close()
-        yield answer.response()
+        async for piece in relay_stream(self.name, stream, stream.close):
+            yield piece
 
     async def aclose(self) -> None:
         """Close the HTTP client of the running event loop, if one was made."""
