@@ -4,6 +4,11 @@ Each step asks the model (through the middleware chain, with the gate's tool lis
 the assistant message, runs the tool calls (concurrently, bounded, results in call order),
 saves their results and any capability loads, and repeats until the model answers without
 tool calls or the step limit is reached. State is saved after every step.
+
+The loop uses nothing but its :class:`~oracle_core.run.deps.RunDeps` (model, store, request
+builder, tool executor, middleware chain, limits, locks, thread cache): it never sees the
+oracle. It applies the capability gate itself, against the tool list that really reached
+the model, before any middleware sees a call and again for a call a middleware replaced.
 """
 
 from __future__ import annotations
