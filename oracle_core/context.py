@@ -5,10 +5,30 @@ from __future__ import annotations
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
-    from oracle_core.host import OracleHandle
+    from oracle_core.settings import Settings
+
+
+@runtime_checkable
+class ToolHost(Protocol):
+    """What a tool may use of the oracle running it: settings and per-oracle plugin state.
+
+    The running oracle offers more (an :class:`~oracle_core.OracleHandle`: registry, store,
+    model, runs); a tool that needs it checks ``isinstance(context.oracle, OracleHandle)``.
+    The context names only this much so that the values a tool sees never depend on the
+    parts that run it.
+    """
+
+    @property
+    def settings(self) -> Settings:
+        """The operator's settings."""
+        ...
+
+    def plugin_state(self, plugin: str) -> dict[str, Any]:
+        """The per-oracle state dict of ``plugin``."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -23,9 +43,9 @@ class ToolContext:
         plugin: the name of the plugin that owns the tool.
         config: that plugin's configuration (``[plugins.<name>]`` in ``oracle.toml``).
         user_id: who the run acts for (``"default"`` on the CLI).
-        oracle: the running oracle (an :class:`~oracle_core.OracleHandle`: settings,
-            registry, store, model, ``plugin_state``), for plugins that need its store or
-            settings; ``None`` when a tool is called outside an oracle.
+        oracle: the running oracle, as a :class:`ToolHost` (settings, ``plugin_state``; in a
+            run it is the whole :class:`~oracle_core.OracleHandle`); ``None`` when a tool is
+            called outside an oracle.
         cancellation: set when the call has been abandoned (it timed out, or the run was
             cancelled). A sync tool that loops or waits should check :attr:`cancelled`
             (or wait on this event) and return early: Python cannot stop a thread, so a
@@ -37,7 +57,7 @@ class ToolContext:
     plugin: str = ""
     config: Mapping[str, Any] = field(default_factory=dict)
     user_id: str = "default"
-    oracle: OracleHandle | None = None
+    oracle: ToolHost | None = None
     cancellation: threading.Event = field(default_factory=threading.Event, compare=False)
 
     @property

@@ -7,15 +7,18 @@ Two phases, two handles, each complete when a plugin receives it:
   only what exists: the operator's :class:`~oracle_core.Settings` and the per-oracle
   :meth:`~PluginHost.plugin_state` dict. Open resources here or in ``oracle_startup``.
 - **Running** (``oracle_startup``, ``oracle_shutdown``, and tools through
-  ``ToolContext.oracle``): an :class:`OracleHandle`, which the :class:`~oracle_core.Oracle`
-  itself satisfies. The registry is final (plugins whose startup failed are gone), and the
-  store and model are ready to use.
+  ``ToolContext.oracle``, typed there as the narrower :class:`~oracle_core.ToolHost`): an
+  :class:`OracleHandle`, which the :class:`~oracle_core.Oracle` itself satisfies. The
+  registry is final (plugins whose startup failed are gone), and the store and model are
+  ready to use.
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from oracle_core.context import ToolHost
 
 if TYPE_CHECKING:
     from oracle_core.models.base import Model
@@ -62,13 +65,8 @@ class PluginHost:
 
 
 @runtime_checkable
-class OracleHandle(Protocol):
+class OracleHandle(ToolHost, Protocol):
     """What ``oracle_startup``, ``oracle_shutdown`` and tools may use of a running oracle."""
-
-    @property
-    def settings(self) -> Settings:
-        """The operator's settings."""
-        ...
 
     @property
     def registry(self) -> Registry:
@@ -83,10 +81,6 @@ class OracleHandle(Protocol):
     @property
     def model(self) -> Model:
         """The model runs talk to."""
-        ...
-
-    def plugin_state(self, plugin: str) -> dict[str, Any]:
-        """The per-oracle state dict of ``plugin``."""
         ...
 
     def stream(

@@ -5,7 +5,7 @@ plugins; the same names are importable from here, where nothing an embedding app
 needs gets in the way.
 """
 
-from oracle_core.context import ToolContext
+from oracle_core.context import ToolContext, ToolHost
 from oracle_core.errors import ToolError
 from oracle_core.hookspecs import hookimpl, hookspec
 from oracle_core.host import OracleHandle, PluginHost
@@ -32,6 +32,7 @@ __all__ = [
     "ToolContext",
     "ToolError",
     "ToolHandler",
+    "ToolHost",
     "ToolResult",
     "Visibility",
     "connect_sqlite",
