@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Sequence
 
-from oracle_core.capabilities.meta_tools import LOAD_CAPABILITY
+from oracle_core.capabilities.meta_tools import LOAD_CAPABILITY, echo
 from oracle_core.plugins.registry import BoundTool, Registry
 from oracle_core.run.messages import ToolCall, ToolResult
 from oracle_core.tools import Tool
@@ -40,7 +40,7 @@ def refusal(registry: Registry, name: str, loaded: Sequence[str]) -> str:
     Only a plugin the model could load itself is ever named: a tool of a silent plugin, or
     one that loading cannot show, gets the same answer as a tool that does not exist.
     """
-    shown = repr(name if len(name) <= 64 else f"{name[:64]}...")
+    shown = echo(name)
     bound = registry.tools.get(name)
     plugin = bound.plugin if bound is not None else None
     if plugin is None or plugin.visibility != "on-demand":

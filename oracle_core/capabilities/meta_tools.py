@@ -124,6 +124,11 @@ def _fits(text: str) -> bool:
     return len(text.encode()) <= RESULT_TOKEN_BUDGET or count_tokens(text) <= RESULT_TOKEN_BUDGET
 
 
+def echo(name: str) -> str:
+    """A name the model sent, quoted for a message and cut to 64 characters."""
+    return repr(name if len(name) <= 64 else f"{name[:64]}...")
+
+
 def _error(message: str) -> str:
     return _dumps({"error": message})
 
@@ -312,8 +317,7 @@ def load_capability(registry: Registry, loaded: Sequence[str], arguments: Any) -
                 listed = [p.name for p in registry.listed()]
             close = difflib.get_close_matches(name[:64], listed, n=3, cutoff=0.5)
             hint = f" (did you mean {', '.join(repr(c) for c in close)}?)" if close else ""
-            shown = name if len(name) <= 64 else f"{name[:64]}..."
-            problems.append(f"unknown capability {shown!r}{hint}")
+            problems.append(f"unknown capability {echo(name)}{hint}")
         elif plugin.visibility == "silent":
             problems.append(f"{name!r} is internal and cannot be loaded")
     if problems:

@@ -58,11 +58,7 @@ def decode_arguments(call: ToolCall, limit: int | None = None) -> dict[str, Any]
             and for arguments longer than ``limit`` bytes.
     """
     text = call.arguments
-    if (
-        limit is not None
-        and len(text) > limit // 4
-        and len(text.encode("utf-8", "replace")) > limit
-    ):
+    if limit is not None and over(text, limit):
         raise ToolArgumentsError(
             f"the arguments of {call.name} are longer than the limit of {limit} bytes; "
             "send shorter arguments"
@@ -90,6 +86,11 @@ async def _within(function: Callable[[], Any], seconds: float, context: ToolCont
     except (TimeoutError, asyncio.CancelledError):
         context.cancellation.set()
         raise
+
+
+def over(text: str, limit: int) -> bool:
+    """Whether ``text`` is longer than ``limit`` UTF-8 bytes (short texts are not encoded)."""
+    return len(text) > limit // 4 and len(text.encode("utf-8", "replace")) > limit
 
 
 def cap(text: str, limit: int) -> str:

@@ -35,7 +35,7 @@ from oracle_core.run.events import (
     ToolResultEvent,
     UsageEvent,
 )
-from oracle_core.run.executor import cap, error_result
+from oracle_core.run.executor import cap, error_result, over
 from oracle_core.run.lease import ThreadLease
 from oracle_core.run.messages import Message, ModelRequest, ModelResponse, ToolCall, ToolResult
 from oracle_core.store.base import INTERRUPTED_ERROR
@@ -393,7 +393,7 @@ def capped_reply(message: Mapping[str, Any], limit: int) -> Message:
     calls = []
     for call in assistant.get("tool_calls") or []:
         arguments = _arguments(call)
-        if len(arguments) > limit // 4 and len(arguments.encode("utf-8", "replace")) > limit:
+        if over(arguments, limit):
             dropped = json.dumps({"_dropped": f"{len(arguments)} characters of arguments"})
             call = {**call, "function": {**(call.get("function") or {}), "arguments": dropped}}
         calls.append(call)
