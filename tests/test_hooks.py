@@ -280,3 +280,99 @@ def test_bulk_registration_refuses_a_plugin_registered_twice() -> None:
     assert first is None
     assert isinstance(again, ValueError)
     assert manager.get_plugins() == {obj}
+
+
+def test_the_fast_hook_parse_answers_exactly_as_pluggy_for_every_kind_of_attribute() -> None:
+    """Seeded: modules holding every kind of attribute, read by both, must agree."""
+    import functools
+    import random
+    import types
+
+    from oracle_core import hookimpl
+    from oracle_core.plugins.hooks import new_plugin_manager, parse_hookimpl
+
+    class Callable_:
+        def __call__(self) -> None: ...
+
+        def method(self) -> None: ...
+
+    def marked() -> None: ...
+
+    def plain() -> None: ...
+
+    def odd_marker() -> None: ...
+
+    odd_marker.oracle_impl = "not a dict"  # type: ignore[attr-defined]
+    kinds: list[object] = [
+        hookimpl(marked),
+        hookimpl(specname="oracle_tools")(lambda: []),
+        hookimpl(tryfirst=True)(plain),
+        plain,
+        odd_marker,
+        staticmethod(hookimpl(lambda: None)),
+        classmethod(hookimpl(lambda cls: None)),
+        types.MethodType(hookimpl(lambda self: None), object()),
+        Callable_().method,
+        functools.partial(marked),
+        len,
+        Callable_,
+        Callable_(),
+        property(lambda self: None),
+        "text",
+        None,
+        42,
+        types,
+        hookimpl,
+    ]
+    manager = new_plugin_manager()
+    rng = random.Random(1234)
+    for round_ in range(50):
+        module = types.ModuleType(f"fuzzed_{round_}")
+        for index in range(rng.randint(1, 12)):
+            name = rng.choice(["oracle_manifest", "oracle_tools", f"attr{index}", f"_p{index}"])
+            setattr(module, name, rng.choice(kinds))
+        if rng.random() < 0.3:
+            module.__doc__ = rng.choice(kinds)  # type: ignore[assignment]
+        for name in dir(module):
+            assert parse_hookimpl(manager, module, name) == manager.parse_hookimpl_opts(
+                module, name
+            ), (round_, name)
+
+
+def test_hook_parameters_are_read_as_inspect_signature_reads_them() -> None:
+    """Seeded: functions of every parameter shape, read fast and by inspect, must agree."""
+    import inspect
+    import random
+
+    from oracle_core.plugins.validate import _named_parameters
+
+    rng = random.Random(99)
+    for round_ in range(200):
+        names = [f"p{i}" for i in range(rng.randint(0, 6))]
+        parts: list[str] = []
+        kinds = sorted(rng.choice("pnkd") for _ in names)  # posonly, normal, kwonly, default
+        posonly = [n for n, k in zip(names, kinds, strict=True) if k == "d"]
+        normal = [n for n, k in zip(names, kinds, strict=True) if k in "n"]
+        kwonly = [n for n, k in zip(names, kinds, strict=True) if k in "kp"]
+        if posonly:
+            parts += [*posonly, "/"]
+        defaulted = rng.random() < 0.5
+        parts += [
+            f"{n}=1" if defaulted and i == len(normal) - 1 else n for i, n in enumerate(normal)
+        ]
+        if rng.random() < 0.3:
+            parts.append("*args")
+        elif kwonly:
+            parts.append("*")
+        parts += [f"{n}=2" if rng.random() < 0.5 else n for n in kwonly]
+        if rng.random() < 0.3:
+            parts.append("**kw")
+        namespace: dict[str, object] = {}
+        exec(f"def f({', '.join(parts)}): pass", namespace)
+        function = namespace["f"]
+        expected = [
+            (p.name, p.default is not p.empty)
+            for p in inspect.signature(function).parameters.values()  # type: ignore[arg-type]
+            if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+        ]
+        assert _named_parameters(function) == expected, (round_, parts)

@@ -119,13 +119,45 @@ def test_pydantic_models_are_accepted_as_parameters() -> None:
     assert "title" not in distance.parameters["$defs"]["Point"]
 
 
-def test_a_parameter_without_a_type_hint_is_refused_with_the_fix() -> None:
-    with pytest.raises(ToolDefinitionError, match="parameter 'city' has no type hint: annotate it"):
+def test_a_parameter_without_a_type_hint_is_refused_with_the_fix_on_first_need() -> None:
+    @tool
+    def bad(city) -> str:  # type: ignore[no-untyped-def]
+        """Bad."""
+        return str(city)
 
-        @tool
-        def bad(city) -> str:  # type: ignore[no-untyped-def]
-            """Bad."""
-            return str(city)
+    # Decorating reads no signature (a warm start reads none); the validator and the
+    # first request or call do, and every one of them gets the same error.
+    for attempt in (bad.prepare, lambda: bad.parameters, lambda: bad.validate({"city": "x"})):
+        with pytest.raises(
+            ToolDefinitionError, match="parameter 'city' has no type hint: annotate"
+        ):
+            attempt()
+
+
+def test_decorating_reads_no_signature_and_no_type_hint(monkeypatch: pytest.MonkeyPatch) -> None:
+    import inspect
+    import typing
+
+    read: list[str] = []
+    signature, hints = inspect.signature, typing.get_type_hints
+    monkeypatch.setattr(
+        inspect, "signature", lambda fn, **kw: read.append("sig") or signature(fn, **kw)
+    )
+    monkeypatch.setattr(
+        typing, "get_type_hints", lambda fn, **kw: read.append("hints") or hints(fn, **kw)
+    )
+
+    @tool
+    def where(city: str, ctx: ToolContext) -> str:
+        """Where a city is."""
+        return city
+
+    assert read == []
+    assert where.description == "Where a city is."
+    assert where.context_parameter == "ctx"  # first need: the signature is read once
+    assert sorted(read) == ["hints", "sig"]
+    assert list(where.parameters["properties"]) == ["city"]
+    assert sorted(read) == ["hints", "sig"]
 
 
 def test_a_tool_without_a_description_is_refused_with_the_fix() -> None:

@@ -26,6 +26,7 @@ expected shape is ignored and rewritten; a file that cannot be written is left a
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
@@ -33,8 +34,7 @@ import operator
 import os
 import sys
 import tempfile
-import typing
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -43,11 +43,11 @@ import pydantic
 
 from oracle_core.manifest import PluginManifest
 from oracle_core.plugins.discovery import PluginSource, normalize
-from oracle_core.tools import Tool, parameter_types, prime_schema, tool_fingerprint
+from oracle_core.tools import Tool, hint_classes, prime_schema, tool_fingerprint
 
 log = logging.getLogger("oracle_core.plugins")
 
-CACHE_FORMAT = 1
+CACHE_FORMAT = 3
 """Raised whenever what an entry means changes: old files are then never read."""
 
 
@@ -70,6 +70,7 @@ class StartupCache:
         self._entries: dict[str, dict[str, Any]] | None = None
         self._changed = False
         self._prints: tuple[tuple[Tool, ...], list[str]] = ((), [])
+        self._stamps: dict[str, tuple[str, int, int] | None] = {}
 
     def _fingerprints(self, tools: Sequence[Tool]) -> list[str]:
         """Each tool's fingerprint; those of the last tools asked for are computed once.
@@ -96,45 +97,51 @@ class StartupCache:
         """
         if source.distribution is None or source.metadata_path is None:
             return None
-        files = {_stamp(Path(source.metadata_path))}
+        files = {self._stamp(source.metadata_path)}
         for path in _source_files(obj, tools):
-            files.add(_stamp(path))
+            files.add(self._stamp(path))
         if None in files:
             return None  # a file we cannot stat: never trust what we cannot check
         parts = [
             source.distribution,
             source.version,
             sorted(files, key=str),
-            manifest.model_dump(mode="json"),
+            manifest.model_dump_json(),
             self._fingerprints(tools),
         ]
-        return hashlib.sha256(json.dumps(parts, default=str).encode()).hexdigest()
+        return hashlib.sha256(json.dumps(parts).encode()).hexdigest()
+
+    def _stamp(self, path: str) -> tuple[str, int, int] | None:
+        """A file's size and modification time, read once per assembly (files are shared)."""
+        if path not in self._stamps:
+            self._stamps[path] = _stamp(path)
+        return self._stamps[path]
 
     def trusted(self, source: PluginSource, key: str | None, tools: Sequence[Tool]) -> bool:
-        """Whether an entry with ``key`` holds; if so, ``tools`` get their cached schemas."""
+        """Whether an entry with ``key`` holds; if so, ``tools`` get their cached schemas.
+
+        The key digests the tools' fingerprints in order, so a matching entry holds one
+        schema per tool, in the same order. They are kept as one JSON text a plugin and
+        parsed when one of its tools is first shown: a warm start parses none of them.
+        """
         if key is None:
             return False
         entry = self._load().get(_name(source))
         if entry is None or entry.get("key") != key:
             return False
-        schemas = entry.get("schemas")
-        if not isinstance(schemas, dict):
+        text = entry.get("schemas")
+        if not isinstance(text, str):
             return False
-        found = [schemas.get(print_) for print_ in self._fingerprints(tools)]
-        ready = [schema for schema in found if isinstance(schema, dict)]
-        if len(ready) != len(found):
-            return False
-        for tool, schema in zip(tools, ready, strict=True):
-            prime_schema(tool, schema)
+        schemas = _Schemas(text)
+        for index, tool in enumerate(tools):
+            prime_schema(tool, functools.partial(schemas.get, index))
         return True
 
     def store(self, source: PluginSource, key: str | None, tools: Sequence[Tool]) -> None:
         """Remember that this plugin passed its checks, with its tools' schemas."""
         if key is None:
             return
-        schemas = {
-            print_: t.parameters for print_, t in zip(self._fingerprints(tools), tools, strict=True)
-        }
+        schemas = json.dumps([t.parameters for t in tools], separators=(",", ":"))
         self._load()[_name(source)] = {"key": key, "schemas": schemas}
         self._changed = True
 
@@ -149,6 +156,9 @@ class StartupCache:
             with os.fdopen(handle, "w", encoding="utf-8") as out:
                 json.dump(data, out, separators=(",", ":"))
             os.replace(scratch, self.path)
+            for stale in self.path.parent.glob("plugins-*.json"):
+                if stale != self.path:  # another format or version: never read again
+                    stale.unlink(missing_ok=True)
         except OSError as error:
             log.debug("start-up cache %s not written: %s", self.path, error)
             return
@@ -158,6 +168,25 @@ class StartupCache:
         if self._entries is None:
             self._entries = _read(self.path)
         return self._entries
+
+
+class _Schemas:
+    """One plugin's cached tool schemas: a JSON list parsed on first need, then kept."""
+
+    def __init__(self, text: str) -> None:
+        self._text = text
+        self._parsed: list[Any] | None = None
+
+    def get(self, index: int) -> Any:
+        """The schema of the plugin's ``index``-th tool (``None`` when the entry has none).
+
+        Raises:
+            ValueError: when the text is not JSON (the tool then builds its schema).
+        """
+        if self._parsed is None:
+            parsed = json.loads(self._text)
+            self._parsed = parsed if isinstance(parsed, list) else []
+        return self._parsed[index] if index < len(self._parsed) else None
 
 
 def _read(path: Path) -> dict[str, dict[str, Any]]:
@@ -178,33 +207,24 @@ def _name(source: PluginSource) -> str:
     return f"{normalize(source.distribution or '')}:{source.name}"
 
 
-def _stamp(path: Path) -> tuple[str, int, int] | None:
+def _stamp(path: str) -> tuple[str, int, int] | None:
     try:
-        info = path.stat()
+        info = os.stat(path)
     except OSError:
         return None
-    return (str(path), info.st_size, info.st_mtime_ns)
+    return (path, info.st_size, info.st_mtime_ns)
 
 
-def _source_files(obj: object, tools: Sequence[Tool]) -> set[Path]:
+def _source_files(obj: object, tools: Sequence[Tool]) -> set[str]:
     """The files defining the plugin object, its tool functions and their hints' classes."""
     modules: set[object] = {obj.__name__ if isinstance(obj, ModuleType) else type(obj).__module__}
     for tool in tools:
         modules.add(getattr(tool.function, "__module__", None))
-        for hint in parameter_types(tool):
-            modules.update(cls.__module__ for cls in _classes(hint))
-    files: set[Path] = set()
+        modules.update(cls.__module__ for cls in hint_classes(tool))
+    files: set[str] = set()
     for name in modules:
         module = sys.modules.get(name) if isinstance(name, str) else None
         file = getattr(module, "__file__", None)
         if isinstance(file, str):
-            files.add(Path(file))
+            files.add(file)
     return files
-
-
-def _classes(hint: Any) -> Iterator[type]:
-    """The classes a (resolved) type hint names, at any depth of ``list[...]``, unions, ..."""
-    if isinstance(hint, type):
-        yield hint
-    for arg in typing.get_args(hint):
-        yield from _classes(arg)
