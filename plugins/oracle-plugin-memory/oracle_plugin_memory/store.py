@@ -41,6 +41,9 @@ CREATE TRIGGER IF NOT EXISTS memory_items_unindexed AFTER DELETE ON memory_items
 END;
 """
 
+KEY_TAG = "key:"
+"""The tag prefix that marks what a keyed fact is about (``key:favourite colour``)."""
+
 _COLUMNS = "memory_items.id, memory_items.text, memory_items.tags, memory_items.created_at"
 
 
@@ -95,18 +98,41 @@ class MemoryStore(SQLiteStore):
     schema = SCHEMA
 
     def save(
-        self, user_id: str, text: str, tags: Sequence[str] = (), thread_id: str | None = None
+        self,
+        user_id: str,
+        text: str,
+        tags: Sequence[str] = (),
+        thread_id: str | None = None,
+        *,
+        key: str | None = None,
     ) -> tuple[Memory, bool]:
         """Save ``text`` for ``user_id``, unless that user already saved the very same text.
+
+        Args:
+            user_id: whose memory it is.
+            text: the fact.
+            tags: topic words.
+            thread_id: the thread it was learnt in.
+            key: what the fact is about (``"favourite colour"``): the user's other
+                memories with the same key are replaced (deleted) in the same transaction,
+                so "my favourite colour is blue" supersedes "... is green".
 
         Returns:
             The memory, and whether it is new (``False``: the existing one is returned).
         """
+        if key is not None:
+            tags = (*tags, f"{KEY_TAG}{key}")
         tag_list = json.dumps(list(normalize_tags(tags)), ensure_ascii=False)
         with self.lock:
             db = self.connection()
             db.execute("BEGIN IMMEDIATE")
             try:
+                if key is not None:
+                    db.execute(
+                        "DELETE FROM memory_items WHERE user_id = ? AND text != ? AND EXISTS "
+                        "(SELECT 1 FROM json_each(memory_items.tags) WHERE value = ?)",
+                        (user_id, text, f"{KEY_TAG}{key}".lower()),
+                    ).fetchall()
                 row = db.execute(
                     f"SELECT {_COLUMNS} FROM memory_items WHERE user_id = ? AND text = ?",
                     (user_id, text),

@@ -162,4 +162,4 @@ def test_installed_distribution_registers_the_entry_point() -> None:
     [entry] = entry_points(group="oracle.plugins", name="memory")
 
     assert entry.dist is not None and entry.dist.name == "oracle-plugin-memory"
-    assert entry.load().oracle_manifest().name == "memory"
+    assert entry.load().oracle_manifest(None).name == "memory"
