@@ -1,0 +1,192 @@
+"""Operations: the waits of a run (approvals, connections) and background tool calls.
+
+An :class:`Operation` is a plain, frozen value the stores save and load. Every wait of a
+run is one (``approval``, ``connection``), and so is every background tool call
+(``background``). What changes an operation is always a compare-and-set in the store
+(:meth:`~oracle_core.store.Checkpointer.update_operation`), so two processes never both win.
+
+Statuses, by kind:
+
+- ``approval``: ``pending`` → ``approved`` | ``denied`` (a person's decision, or the
+  deadline passing, which counts as a denial) | ``cancelled``.
+- ``connection``: ``pending`` → ``supplied`` (the credential was set) | ``cancelled``.
+- ``background``: ``running`` → ``completed`` | ``failed`` | ``cancelled``.
+
+Once an operation is no longer open, exactly one caller *claims* it
+(:meth:`~oracle_core.store.Checkpointer.claim_operation`) to carry it on: resume the run
+waiting on it, or hand a background result to its thread. ``resumed_at`` is set when that
+is done, together with ``outcome``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import uuid
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any, Literal
+
+OperationKind = Literal["approval", "connection", "background"]
+"""What an operation is: a person's approval, a missing credential, or a background call."""
+
+OPERATION_KINDS: tuple[OperationKind, ...] = ("approval", "connection", "background")
+
+OPEN_STATUSES = frozenset({"pending", "running"})
+"""Statuses of an operation still waiting for something (a person, a credential, the work)."""
+
+RUNNABLE_STATUSES = frozenset({"approved", "supplied"})
+"""Statuses of a wait whose saved call may run now (the approval was given, or the credential)."""
+
+OPERATION_STATUSES = frozenset(
+    {"pending", "running", "approved", "denied", "supplied", "completed", "failed", "cancelled"}
+)
+"""Every status an operation may have."""
+
+DEADLINE_REASON = "no decision before the deadline, so it counts as denied"
+"""The ``reason`` of an approval that a store denied because its deadline passed."""
+
+
+def new_operation_id() -> str:
+    """A fresh operation id (``op_`` and 24 hex digits: not guessable)."""
+    return f"op_{uuid.uuid4().hex[:24]}"
+
+
+def canonical_json(value: Any) -> str:
+    """``value`` as canonical JSON text: sorted keys, no spaces, UTF-8 kept as is."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def digest_of(text: str) -> str:
+    """The SHA-256 hex digest of ``text`` (UTF-8): what an approval is an approval of."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+@dataclass(frozen=True)
+class Operation:
+    """One wait of a run, or one background tool call.
+
+    Attributes:
+        id: the operation id (``op_...``).
+        kind: ``approval``, ``connection`` or ``background``.
+        status: see the module docstring; :data:`OPEN_STATUSES` are still open.
+        thread_id: the thread of the run that made it.
+        run_id: that run.
+        user_id: who the run acts for (who asked).
+        plugin: the plugin of the tool called.
+        tool: the tool called.
+        call_id: the id of the model's tool call it holds.
+        arguments: the call's validated arguments as canonical JSON (:func:`canonical_json`):
+            exactly what runs once the wait is over.
+        digest: :func:`digest_of` ``arguments``; checked again before the call runs.
+        reason: why it waits (while open) or the person's reason for a decision.
+        result: what the call returned, as the model reads it (background calls).
+        error: why it failed, when it did.
+        created_at: when it was made (Unix seconds).
+        updated_at: when its status last changed.
+        deadline: when a pending approval counts as denied (``None``: never).
+        details: kind-specific, JSON-ready facts: for a connection its ``connection`` name,
+            ``connection_kind`` and ``help``; ``satisfied`` lists the wait kinds the call
+            already passed (an approved call that then waits for a connection). Never secrets.
+        claimed_by: who claimed carrying it on (a run id); ``None`` until claimed.
+        claims: how many times it was claimed; more than one means an earlier claimer died
+            while holding it (its call may have started).
+        resumed_at: when it was carried on for good (``None``: not yet).
+        outcome: what carrying it on produced (the resumed run's status, answer, error and id).
+    """
+
+    id: str
+    kind: OperationKind
+    status: str
+    thread_id: str
+    run_id: str
+    user_id: str = "default"
+    plugin: str = ""
+    tool: str = ""
+    call_id: str = ""
+    arguments: str = "{}"
+    digest: str = ""
+    reason: str | None = None
+    result: str | None = None
+    error: str | None = None
+    created_at: float = 0.0
+    updated_at: float = 0.0
+    deadline: float | None = None
+    details: Mapping[str, Any] = field(default_factory=dict)
+    claimed_by: str | None = None
+    claims: int = 0
+    resumed_at: float | None = None
+    outcome: Mapping[str, Any] | None = None
+
+    @property
+    def open(self) -> bool:
+        """Whether it still waits (``pending``) or still works (``running``)."""
+        return self.status in OPEN_STATUSES
+
+    def replace(self, **changes: Any) -> Operation:
+        """A copy with ``changes``."""
+        return replace(self, **changes)
+
+    def to_json(self) -> dict[str, Any]:
+        """The operation as JSON-ready data (what operators and events see; never a secret)."""
+        data = asdict(self)
+        data["details"] = dict(self.details)
+        data["outcome"] = dict(self.outcome) if self.outcome is not None else None
+        try:
+            data["arguments"] = json.loads(self.arguments)
+        except ValueError:
+            data["arguments"] = self.arguments
+        return data
+
+    def to_record(self) -> dict[str, Any]:
+        """Everything saved, exactly (``arguments`` kept as its canonical text)."""
+        data = asdict(self)
+        data["details"] = dict(self.details)
+        data["outcome"] = dict(self.outcome) if self.outcome is not None else None
+        return data
+
+    @classmethod
+    def from_record(cls, data: Mapping[str, Any]) -> Operation:
+        """Rebuild an operation from :meth:`to_record` or :meth:`to_json` (unknown keys ignored)."""
+        known = {f for f in cls.__dataclass_fields__}
+        values = {k: v for k, v in data.items() if k in known}
+        if not isinstance(values.get("arguments", ""), str):  # from to_json(): parsed
+            values["arguments"] = canonical_json(values["arguments"])
+        return cls(**values)
+
+
+BACKGROUND_LOST_ERROR = "the process running it stopped before it finished"
+"""The ``error`` a store gives a background operation whose worker died (its lease lapsed)."""
+
+
+def operation_lease(operation_id: str) -> str:
+    """The lease key a background operation's worker holds while it runs (``operation:<id>``).
+
+    Leases are keyed like threads (a key need not name a thread); the worker renews it, so
+    a store can tell a background operation whose process died from one still working.
+    """
+    return f"operation:{operation_id}"
+
+
+def expired(operation: Operation, now: float) -> bool:
+    """Whether ``operation`` is a pending approval at or past its deadline (so: denied)."""
+    return (
+        operation.kind == "approval"
+        and operation.status == "pending"
+        and operation.deadline is not None
+        and operation.deadline <= now
+    )
+
+
+def settled_by_time(operation: Operation, now: float, worker_alive: bool) -> Operation | None:
+    """What time alone makes of ``operation`` (``None``: nothing changes).
+
+    A pending approval past its deadline is denied; a running background operation whose
+    worker holds no live lease (``worker_alive`` false) failed. Stores apply this by
+    compare-and-set on every read (see :class:`~oracle_core.store.Checkpointer`).
+    """
+    if expired(operation, now):
+        return operation.replace(status="denied", reason=DEADLINE_REASON, updated_at=now)
+    if operation.kind == "background" and operation.status == "running" and not worker_alive:
+        return operation.replace(status="failed", error=BACKGROUND_LOST_ERROR, updated_at=now)
+    return None

@@ -1,0 +1,203 @@
+"""Deciding, cancelling and resuming operations: what the facade's methods do.
+
+Every function works over a :class:`~oracle_core.run.deps.RunDeps` (the oracle is never
+seen). A decision is one compare-and-set in the store (``pending`` to ``approved`` or
+``denied``): the same decision again finds its own status and goes on to the resume, which
+answers with the first outcome; a different one raises
+:class:`~oracle_core.DecisionConflictError`. The resume is claimed by exactly one caller
+(:class:`~oracle_core.run.waits.resume.ResumedRun`); a caller that loses the claim waits
+for the thread (the winner holds its lease while it works) and answers with the outcome
+the winner saved.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from oracle_core.errors import DecisionConflictError, OperationError, OperationNotFoundError
+from oracle_core.run.deps import RunDeps
+from oracle_core.run.messages import Usage
+from oracle_core.run.operations import Operation
+from oracle_core.run.result import RunResult
+from oracle_core.run.waits.resume import ResumedRun
+
+RESUME_ATTEMPTS = 5
+"""Times a resume is tried while another caller holds the claim and then lets it go."""
+
+
+def not_found(operation_id: str) -> OperationNotFoundError:
+    """The error for an unknown id (the same for every id that is not there)."""
+    shown = operation_id if len(operation_id) <= 64 else operation_id[:64] + "…"
+    return OperationNotFoundError(
+        f"no operation has the id {shown!r}: list them with `oracle operations`",
+        operation_id=operation_id,
+    )
+
+
+async def get(deps: RunDeps, operation_id: str) -> Operation:
+    """The operation (settled first).
+
+    Raises:
+        OperationNotFoundError: for an unknown id.
+    """
+    found = await deps.store.get_operation(operation_id)
+    if found is None:
+        raise not_found(operation_id)
+    return found
+
+
+def check_tool(deps: RunDeps, operation: Operation) -> None:
+    """Make sure the operation's tool can still run in this oracle.
+
+    Raises:
+        OperationError: when its tool (of its plugin) is not loaded any more.
+    """
+    bound = deps.registry.tools.get(operation.tool)
+    if bound is None or bound.plugin.name != operation.plugin:
+        raise OperationError(
+            f"operation {operation.id} holds a call of tool {operation.tool!r} of plugin "
+            f"{operation.plugin!r}, which this oracle does not have (was the plugin removed "
+            "or disabled?); nothing ran and nothing was recorded: add the plugin back and "
+            f"decide again, or deny or cancel the operation",
+            operation_id=operation.id,
+        )
+
+
+async def decide(
+    deps: RunDeps, operation_id: str, *, approve: bool, reason: str | None = None
+) -> RunResult:
+    """Record a decision on an approval (once) and resume its run (once).
+
+    Raises:
+        OperationNotFoundError: for an unknown id.
+        DecisionConflictError: when another decision was recorded first (or the deadline
+            passed, which counts as a denial, and this one approves).
+        OperationError: when the operation is not an approval, or an approved call's tool
+            is gone (then nothing is recorded).
+    """
+    operation = await get(deps, operation_id)
+    if operation.kind != "approval":
+        raise OperationError(
+            f"operation {operation.id} is a {operation.kind}, not an approval: "
+            + (
+                "supply its connection instead"
+                if operation.kind == "connection"
+                else "only approvals take a decision"
+            ),
+            operation_id=operation.id,
+        )
+    wanted = "approved" if approve else "denied"
+    if approve and operation.status in ("pending", "approved"):
+        check_tool(deps, operation)
+    operation, _ = await deps.store.update_operation(
+        operation.id, expect={"pending"}, status=wanted, reason=reason
+    )
+    if operation.status != wanted:
+        raise DecisionConflictError(
+            f"operation {operation.id} was already settled as {operation.status}"
+            + (f" ({operation.reason})" if operation.reason else "")
+            + f"; it cannot be {wanted} now",
+            operation_id=operation.id,
+            status=operation.status,
+        )
+    return await resume(deps, operation.id)
+
+
+async def resume(deps: RunDeps, operation_id: str, *, stream: bool = False) -> RunResult:
+    """Carry a settled operation's run on, exactly once; again: the first outcome.
+
+    Raises:
+        OperationNotFoundError: for an unknown id.
+        OperationError: when the operation is still open, or its call's tool is gone.
+    """
+    for _ in range(RESUME_ATTEMPTS):
+        operation = await get(deps, operation_id)
+        if operation.outcome is not None and operation.resumed_at is not None:
+            return outcome_result(operation)
+        if operation.open:
+            raise OperationError(
+                f"operation {operation.id} is still {operation.status}: settle it first",
+                operation_id=operation.id,
+            )
+        if operation.status in ("approved", "supplied"):
+            check_tool(deps, operation)
+        run = ResumedRun(deps, operation, stream=stream)
+        events = []
+        channel = deps.store.events  # followers of the thread see the resumed run too
+        async for event in run.events():
+            if run.claimed is not None:
+                channel.publish(operation.thread_id, event)
+            events.append(event)
+        result = RunResult.from_events(operation.thread_id, events)
+        if run.claimed is not None or not run.not_claimed:
+            return result  # resumed; or e.g. the thread stayed busy: the decision stands
+    operation = await get(deps, operation_id)
+    if operation.outcome is not None:
+        return outcome_result(operation)
+    return RunResult(
+        operation.run_id,
+        operation.thread_id,
+        "failed",
+        "",
+        Usage(),
+        f"operation {operation.id} is being carried on by another caller; ask again later",
+    )
+
+
+def outcome_result(operation: Operation) -> RunResult:
+    """The :class:`RunResult` saved when ``operation`` was carried on (without events)."""
+    saved: Mapping[str, Any] = operation.outcome or {}
+    usage = saved.get("usage") or {}
+    return RunResult(
+        str(saved.get("run_id") or operation.run_id),
+        operation.thread_id,
+        str(saved.get("status") or "completed"),
+        str(saved.get("answer") or ""),
+        Usage(int(usage.get("prompt_tokens", 0)), int(usage.get("completion_tokens", 0))),
+        saved.get("error"),
+        [],
+        [Operation.from_record(o) for o in saved.get("operations") or []],
+    )
+
+
+async def cancel(deps: RunDeps, operation_id: str) -> Operation:
+    """Cancel an operation: a background call stops; a wait answers its call as cancelled.
+
+    A cancelled wait's run is carried on once (its call answered "cancelled") and ends
+    ``cancelled``, so its thread takes new messages again. Cancelling a cancelled
+    operation again changes nothing.
+
+    Raises:
+        OperationNotFoundError: for an unknown id.
+        DecisionConflictError: when the operation was settled otherwise first.
+    """
+    operation = await get(deps, operation_id)
+    if operation.kind == "background":
+        background = deps.executor.background
+        if background is not None:
+            operation = await background.cancel(operation.id, "cancelled by a person")
+        else:
+            operation, _ = await deps.store.update_operation(
+                operation.id, expect={"running"}, status="cancelled", error="cancelled"
+            )
+        if operation.status != "cancelled":
+            raise DecisionConflictError(
+                f"operation {operation.id} already ended as {operation.status}; it cannot be "
+                "cancelled now",
+                operation_id=operation.id,
+                status=operation.status,
+            )
+        return operation
+    operation, _ = await deps.store.update_operation(
+        operation.id, expect={"pending"}, status="cancelled", reason="cancelled by a person"
+    )
+    if operation.status != "cancelled":
+        raise DecisionConflictError(
+            f"operation {operation.id} was already settled as {operation.status}; it cannot "
+            "be cancelled now",
+            operation_id=operation.id,
+            status=operation.status,
+        )
+    await resume(deps, operation.id)
+    return await get(deps, operation.id)
