@@ -1,0 +1,11 @@
+"""The Postgres store (``oracle-core[postgres]``): one database shared by many processes.
+
+- :mod:`.schema`: numbered migrations, applied once under an advisory lock.
+- :mod:`.codec`: how strings and thread ids are spelled in columns, losslessly.
+- :mod:`.checkpointer`: :class:`PostgresCheckpointer`.
+- :mod:`.notify`: run events across processes through ``LISTEN``/``NOTIFY``.
+"""
+
+from oracle_core.store.postgres.checkpointer import PostgresCheckpointer
+
+__all__ = ["PostgresCheckpointer"]
