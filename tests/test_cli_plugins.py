@@ -53,13 +53,16 @@ def test_plugins_prints_a_table_and_the_failures(site: SitePackages) -> None:
 
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
-    assert lines[0].split() == ["PLUGIN", "DISTRIBUTION", "VERSION", "TIER", "TOOLS"]
-    assert lines[1].split() == ["alpha", "oracle-plugin-alpha", "1.0.0", "on-demand", "a1,", "a2"]
-    assert lines[2].split() == ["beta", "oracle-plugin-beta", "2.1.0", "always", "beta_ping"]
+    assert lines[0].split() == ["PLUGIN", "DISTRIBUTION", "VERSION", "TIER", "TOOLS", "ROUTES"]
+    assert lines[1].split() == [
+        "alpha", "oracle-plugin-alpha", "1.0.0", "on-demand", "a1,", "a2", "-",
+    ]  # fmt: skip
+    assert lines[2].split() == ["beta", "oracle-plugin-beta", "2.1.0", "always", "beta_ping", "-"]
     assert "Failed to load (1):" in result.stdout
+    broken = site.root / "oracle_plugin_broken.py"
     assert (
-        "broken [oracle-plugin-broken]: import of 'oracle_plugin_broken' failed: RuntimeError: cannot start"
-        in result.stdout
+        f"broken [oracle-plugin-broken]: import of 'oracle_plugin_broken' failed at {broken}, "
+        "line 1: RuntimeError: cannot start" in result.stdout
     )
 
 

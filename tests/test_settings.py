@@ -75,7 +75,7 @@ async def test_a_tool_receives_its_plugins_config(tmp_path: Path) -> None:
 def test_invalid_toml_is_reported_with_the_file(tmp_path: Path) -> None:
     settings = settings_with(tmp_path, "[plugins.weather\n")
 
-    with pytest.raises(ValueError, match=r"oracle\.toml is not valid TOML"):
+    with pytest.raises(ValueError, match=r"oracle\.toml, line 1, column 17: not valid TOML"):
         settings.plugin_config("weather")
 
 
@@ -103,12 +103,12 @@ def test_run_limits_come_from_the_environment() -> None:
 @pytest.mark.parametrize(
     ("variable", "value", "message"),
     [
-        ("ORACLE_RUN_TIMEOUT", "soon", "ORACLE_RUN_TIMEOUT must be a number, not 'soon'"),
-        ("ORACLE_MAX_STEPS", "2.5", "ORACLE_MAX_STEPS must be a whole number, not '2.5'"),
-        ("ORACLE_MAX_STEPS", "0", "ORACLE_MAX_STEPS: max_steps must be at least 1"),
-        ("ORACLE_TOOL_TIMEOUT", "-1", "ORACLE_TOOL_TIMEOUT: tool_timeout must be positive"),
+        ("ORACLE_RUN_TIMEOUT", "soon", "ORACLE_RUN_TIMEOUT='soon' in the environment is not valid: expected a number of seconds, above 0"),
+        ("ORACLE_MAX_STEPS", "2.5", "ORACLE_MAX_STEPS='2.5' in the environment is not valid: expected a whole number of model calls, at least 1"),
+        ("ORACLE_MAX_STEPS", "0", "ORACLE_MAX_STEPS='0' in the environment is not valid: expected a whole number of model calls, at least 1"),
+        ("ORACLE_TOOL_TIMEOUT", "-1", "ORACLE_TOOL_TIMEOUT='-1' in the environment is not valid: expected a number of seconds, above 0"),
     ],
-)
+)  # fmt: skip
 def test_a_bad_run_limit_names_the_variable_and_what_it_takes(
     variable: str, value: str, message: str
 ) -> None:

@@ -6,38 +6,111 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 import click
+from click.shell_completion import CompletionItem
+
+from oracle_core.errors import InvalidThreadIdError
+from oracle_core.thread_ids import check_thread_id
 
 if TYPE_CHECKING:
+    from oracle_core.capabilities.surface import Surface
     from oracle_core.oracle import Oracle
+    from oracle_core.settings import Settings
+
+NO_MODEL = (
+    "no model is configured: set ORACLE_MODEL (for example openai/gpt-4o-mini, or any litellm "
+    "model string) or pass --model; --model demo runs the offline scripted stand-in"
+)
+"""What ``ask`` and ``chat`` say when there is no model to talk to."""
 
 model_option = click.option(
     "--model",
     envvar="ORACLE_MODEL",
-    help="A litellm model string [env: ORACLE_MODEL]; unset: the offline demo model.",
+    help="A litellm model string, or demo for the offline stand-in [env: ORACLE_MODEL].",
 )
 api_base_option = click.option(
     "--api-base",
     envvar="ORACLE_API_BASE",
     help="The model server's base URL [env: ORACLE_API_BASE].",
 )
+api_key_option = click.option(
+    "--api-key",
+    envvar="ORACLE_API_KEY",
+    show_envvar=False,
+    help="The model server's API key [env: ORACLE_API_KEY; default: the provider's own "
+    "variable, e.g. OPENAI_API_KEY].",
+)
+
+
+def _thread_id(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    if value is None:
+        return None
+    try:
+        return check_thread_id(value)
+    except InvalidThreadIdError as error:
+        raise click.BadParameter(str(error)) from None
+
+
+def _complete_thread(
+    ctx: click.Context, param: click.Parameter, incomplete: str
+) -> list[CompletionItem]:
+    """Shell completion of a thread id: the stored ones (none if the store cannot be read)."""
+    from oracle_core.cli.store_access import thread_ids
+
+    try:
+        return [CompletionItem(t) for t in thread_ids(incomplete)]
+    except Exception:  # completion must never print a traceback into the shell
+        return []
+
+
 thread_option = click.option(
-    "--thread", default="default", show_default=True, help="The conversation thread."
+    "--thread",
+    default="default",
+    show_default=True,
+    callback=_thread_id,
+    shell_complete=_complete_thread,
+    help="The conversation thread.",
+)
+thread_argument = click.argument(
+    "thread_id", metavar="ID", callback=_thread_id, shell_complete=_complete_thread
 )
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON for machines.")
 
 
-def build_oracle(**settings: Any) -> Oracle:
-    """Build the oracle from the environment (``settings`` override it).
+def load_settings(**overrides: Any) -> Settings:
+    """The settings from the environment (``overrides`` win), with ``oracle.toml`` checked.
 
-    A strict-mode plugin failure becomes exit code 1 with the plugins named on stderr.
+    Raises:
+        ConfigError: a bad environment value or a malformed ``oracle.toml`` (the ``oracle``
+            group prints it in one line and exits with status 2).
     """
-    from oracle_core.errors import StrictPluginError
-    from oracle_core.oracle import Oracle
     from oracle_core.settings import Settings
 
+    settings = Settings.from_env(**overrides)
+    settings.check_config()
+    return settings
+
+
+def build_oracle(
+    *, require_model: bool = False, surface: Surface | None = None, **settings: Any
+) -> Oracle:
+    """Build the oracle from the environment (``settings`` override it).
+
+    A strict-mode plugin failure, or a ``[surface]`` that cannot be honoured, becomes exit
+    code 1 with the reason on stderr. With ``require_model``, no model configured becomes
+    exit code 2 with how to configure one (the offline stand-in only on ``--model demo``).
+    ``surface`` overrides ``[surface]`` of ``oracle.toml`` (``oracle plugins`` lists the
+    plugins whatever it says).
+    """
+    from oracle_core.errors import StrictPluginError, SurfaceError
+    from oracle_core.oracle import Oracle
+
+    resolved = load_settings(**settings)
+    if require_model and not resolved.model:
+        click.echo(f"oracle: {NO_MODEL}", err=True)
+        sys.exit(2)
     try:
-        return Oracle(settings=Settings.from_env(**settings))
-    except StrictPluginError as error:
+        return Oracle(settings=resolved, surface=surface)
+    except (StrictPluginError, SurfaceError) as error:
         click.echo(f"oracle: {error}", err=True)
         sys.exit(1)
 

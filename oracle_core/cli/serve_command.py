@@ -10,6 +10,7 @@ import sys
 import click
 
 from oracle_core.cli.common import api_base_option, build_oracle, model_option
+from oracle_core.cli.extras import extra_for, missing_extra_message
 
 _LIMIT_DEFAULTS = {
     "max_body_bytes": 1_048_576,
@@ -114,11 +115,9 @@ def serve_command(
         from oracle_core.server import Limits, create_app
         from oracle_core.server.serving import ServerTimeouts, make_server
     except ImportError as error:
-        click.echo(
-            f"oracle: serve needs the server extra ({error.name} is missing): "
-            "pip install 'oracle-core[server]'",
-            err=True,
-        )
+        if extra_for(error) is None:
+            raise
+        click.echo(f"oracle: {missing_extra_message(error, 'serve')}", err=True)
         sys.exit(1)
     from oracle_core.server.hosts import HostPolicy
 
@@ -128,6 +127,12 @@ def serve_command(
         click.echo(f"oracle: {error}", err=True)
         sys.exit(2)
     oracle = build_oracle(model=model, api_base=api_base)
+    if not oracle.settings.model:
+        click.echo(
+            "oracle: no model is configured: serving the offline stand-in, which runs "
+            "tools without a real model (set ORACLE_MODEL or --model)",
+            err=True,
+        )
     limits = Limits(
         max_body_bytes=max_body_bytes,
         max_message_chars=max_message_chars,

@@ -8,7 +8,7 @@ with the same code, and report the same message, tool calls and usage.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any
 
 from oracle_core.errors import ModelError
@@ -94,7 +94,31 @@ def call_failed(model: str, error: BaseException, detail: object | None = None) 
     status = getattr(error, "status_code", None)
     where = f" (HTTP {status})" if status else ""
     text = error if detail is None else detail
-    return ModelError(f"model call to {model!r} failed{where}: {type(error).__name__}: {text}")
+    hint = f" ({KEY_HINT})" if status in (401, 403) else ""
+    return ModelError(
+        f"model call to {model!r} failed{where}: {type(error).__name__}: {text}{hint}"
+    )
+
+
+KEY_HINT = (
+    "the model server refused the API key: set ORACLE_API_KEY (or pass --api-key) to a "
+    "key it accepts"
+)
+"""What a 401 or 403 from the model server tells the operator to do."""
+
+
+def missing_key(model: str, variables: Sequence[str]) -> str:
+    """The message for a call to ``model`` that has no API key to send.
+
+    Args:
+        model: the model string.
+        variables: the provider's own variables that would hold the key.
+    """
+    own = " or ".join(variables)
+    return (
+        f"no API key for model {model!r}: set ORACLE_API_KEY (or pass --api-key), or {own}; "
+        "a local server that needs no key still wants one set (any value)"
+    )
 
 
 def stream_failed(model: str, error: BaseException) -> ModelError:

@@ -10,9 +10,11 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from oracle_core.environment import import_litellm
+from oracle_core.errors import ModelError
 from oracle_core.models.completions import (
     ProviderModel,
     call_failed,
+    missing_key,
     relay_stream,
     response_from,
 )
@@ -25,11 +27,17 @@ class LiteLLMModel(ProviderModel):
     Args:
         model: the litellm model string (``"openai/gpt-4o-mini"``, ``"anthropic/claude-..."``).
         api_base: the provider's base URL (for self-hosted or OpenAI-compatible servers).
-        api_key: the key; by default litellm reads the provider's usual env variable.
-        num_retries: retries litellm makes for errors it deems retryable (429, 5xx, timeouts).
+        api_key: the key; by default litellm reads the provider's usual env variable. When
+            neither is set, a call fails at once with a :class:`ModelError` naming the
+            variables to set (litellm would report it as an HTTP 500, after retries).
+        num_retries: retries litellm makes for errors it deems retryable (429, 5xx, timeouts);
+            a 4xx other than 408 and 429 is not retried.
         timeout: seconds one attempt may take.
         options: more keyword arguments for ``acompletion`` (``temperature``, ...).
     """
+
+    def _prepare(self) -> None:
+        self._keys_checked: set[str] = set()  # model strings whose key was found
 
     def _arguments(self, request: ModelRequest) -> dict[str, Any]:
         arguments: dict[str, Any] = {
@@ -48,8 +56,20 @@ class LiteLLMModel(ProviderModel):
             arguments["api_key"] = self.api_key
         return arguments
 
+    def _check_key(self, litellm: Any, model: str) -> None:
+        """Fail now when ``model`` needs an API key that is set nowhere."""
+        if self.api_key or model in self._keys_checked:
+            return
+        found = litellm.validate_environment(model=model, api_base=self.api_base)
+        # Only keys: a provider's base URL variable (OLLAMA_API_BASE, ...) has a default.
+        missing = [v for v in found.get("missing_keys") or [] if v.endswith(("_KEY", "_TOKEN"))]
+        if missing:
+            raise ModelError(missing_key(model, missing))
+        self._keys_checked.add(model)
+
     async def _acompletion(self, **arguments: Any) -> Any:
         litellm = import_litellm()
+        self._check_key(litellm, arguments["model"])
         try:
             return await litellm.acompletion(**arguments)
         except Exception as error:

@@ -40,10 +40,13 @@ import weakref
 from collections.abc import AsyncIterator, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from oracle_core.config_values import env_choice
+from oracle_core.errors import ModelError
 from oracle_core.models.base import Model
 from oracle_core.models.completions import (
     ProviderModel,
     call_failed,
+    missing_key,
     relay_stream,
     response_from,
 )
@@ -55,6 +58,7 @@ if TYPE_CHECKING:
     from oracle_core.models.litellm import LiteLLMModel
 
 __all__ = [
+    "DEMO_MODEL",
     "MODEL_CLIENT",
     "MODEL_CLIENTS",
     "PASS_THROUGH",
@@ -126,32 +130,36 @@ def _without_none(message: Mapping[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in message.items() if value is not None}
 
 
+DEMO_MODEL = "demo"
+"""The model string of the offline scripted stand-in (:class:`~oracle_core.models.demo.DemoModel`)."""
+
+
 def model_for(
     name: str,
     *,
     api_base: str | None = None,
+    api_key: str | None = None,
     env: Mapping[str, str] | None = None,
 ) -> Model:
     """The model for the model string ``name``: :class:`OpenAIModel` or ``LiteLLMModel``.
 
     ``openai/...`` strings that :func:`sends_directly` accepts get the direct path, every
     other string litellm, and so does every string when ``env`` (default ``os.environ``)
-    sets ``ORACLE_MODEL_CLIENT=litellm``.
+    sets ``ORACLE_MODEL_CLIENT=litellm``. ``demo`` is the offline stand-in.
 
     Raises:
-        ValueError: ``ORACLE_MODEL_CLIENT`` is neither ``auto`` nor ``litellm``.
+        ConfigError: ``ORACLE_MODEL_CLIENT`` is neither ``auto`` nor ``litellm``.
     """
-    client = ((os.environ if env is None else env).get(MODEL_CLIENT) or "auto").strip().lower()
-    if client not in MODEL_CLIENTS:
-        raise ValueError(
-            f"{MODEL_CLIENT} is {client!r}: use 'auto' (the openai SDK for openai/ models, "
-            "litellm for the rest) or 'litellm' (litellm for every model)"
-        )
+    if name == DEMO_MODEL:
+        from oracle_core.models.demo import DemoModel
+
+        return DemoModel()
+    client = env_choice(os.environ if env is None else env, MODEL_CLIENT, MODEL_CLIENTS, "auto")
     if client == "auto" and sends_directly(name):
-        return OpenAIModel(name, api_base=api_base)
+        return OpenAIModel(name, api_base=api_base, api_key=api_key)
     from oracle_core.models.litellm import LiteLLMModel
 
-    return LiteLLMModel(name, api_base=api_base)
+    return LiteLLMModel(name, api_base=api_base, api_key=api_key)
 
 
 class OpenAIModel(ProviderModel):
@@ -164,9 +172,11 @@ class OpenAIModel(ProviderModel):
         model: an ``openai/...`` model string; the part after ``openai/`` is sent.
         api_base: the server's base URL; default ``OPENAI_BASE_URL``, ``OPENAI_API_BASE``,
             else OpenAI's.
-        api_key: the key; default ``OPENAI_API_KEY``.
-        num_retries: retries the SDK makes for retryable errors (408, 409, 429, 5xx,
-            connection errors and timeouts), with its exponential backoff.
+        api_key: the key; default ``OPENAI_API_KEY``. Without either, a call fails at once
+            with a :class:`ModelError` saying what to set (nothing is sent).
+        num_retries: retries the SDK makes for retryable errors (408, 429, 5xx, connection
+            errors and timeouts), with its exponential backoff; any other 4xx is final at
+            once (:mod:`oracle_core.models.openai_client`).
         timeout: seconds one attempt may take.
         options: more request options (``temperature``, ...).
     """
@@ -182,15 +192,20 @@ class OpenAIModel(ProviderModel):
         loop = asyncio.get_running_loop()
         client = self._clients.get(loop)
         if client is None:
-            from openai import AsyncOpenAI, DefaultAsyncHttpxClient
+            from openai import DefaultAsyncHttpxClient
 
+            from oracle_core.models.openai_client import OracleAsyncOpenAI
+
+            key = self.api_key or os.environ.get("OPENAI_API_KEY")
+            if not key:
+                raise ModelError(missing_key(self.name, ["OPENAI_API_KEY"]))
             base = (
                 self.api_base
                 or os.environ.get("OPENAI_BASE_URL")
                 or os.environ.get("OPENAI_API_BASE")
             )
-            client = AsyncOpenAI(
-                api_key=self.api_key or os.environ.get("OPENAI_API_KEY"),
+            client = OracleAsyncOpenAI(
+                api_key=key,
                 base_url=base or None,
                 max_retries=self.num_retries,
                 timeout=self.timeout,
@@ -246,8 +261,9 @@ class OpenAIModel(ProviderModel):
         options: Any = {"security": {"bearer_auth": True}}
         if extra_headers:
             options["headers"] = dict(extra_headers)
+        client = self._client()
         try:
-            return await self._client().post(
+            return await client.post(
                 "/chat/completions",
                 body=body,
                 cast_to=ChatCompletion,

@@ -76,6 +76,7 @@ def test_a_test_can_opt_in_to_real_model_requests(
     else:
         monkeypatch.setenv("ORACLE_ALLOW_MODEL_REQUESTS", "1")
     project.makepyfile(test_real=source)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")  # else the model refuses before asking
 
     result = project.runpytest("-s", "--strict-markers")
 
@@ -103,8 +104,11 @@ async def test_calls_litellm_without_the_harness(monkeypatch):
 """
 
 
-def test_a_test_that_uses_no_harness_fixture_is_not_guarded(project: pytest.Pytester) -> None:
+def test_a_test_that_uses_no_harness_fixture_is_not_guarded(
+    project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
     project.makepyfile(test_plain=NO_HARNESS_TEST)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")  # else the model refuses before asking
 
     result = project.runpytest("-s")
 

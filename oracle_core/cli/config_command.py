@@ -1,0 +1,122 @@
+"""``oracle config``: the settings as resolved from the environment and ``oracle.toml``.
+
+Secrets are never printed: an API key or a database password shows only whether it is set.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import click
+
+from oracle_core.cli.common import json_option, load_settings
+from oracle_core.settings import Settings
+
+_SET = "set"
+_UNSET = "not set"
+
+
+def redact_url(url: str) -> str:
+    """``url`` with its password (if any) replaced by ``***``."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    host = parts.hostname or ""
+    if parts.port:
+        host += f":{parts.port}"
+    user = parts.username or ""
+    return urlunsplit(parts._replace(netloc=f"{user}:***@{host}"))
+
+
+def _key_source(settings: Settings) -> str:
+    if settings.api_key:
+        return f"{_SET} (ORACLE_API_KEY or --api-key)"
+    provider = [v for v in ("OPENAI_API_KEY",) if settings.env.get(v)]
+    return f"{_SET} ({provider[0]})" if provider else _UNSET
+
+
+def resolved_settings(settings: Settings) -> dict[str, Any]:
+    """What the oracle would run with, as JSON-ready data without any secret."""
+    from oracle_core.models.openai import MODEL_CLIENT
+    from oracle_core.plugins.discovery import find_entry_points, select
+
+    sources = find_entry_points()
+    chosen, unknown = select(sources, settings.load_plugins, settings.disable_plugins)
+    config = settings.config_path
+    sections = settings.configured_plugins()
+    return {
+        "home": str(settings.home),
+        "config_file": {"path": str(config), "exists": config.exists()},
+        "plugin_config_sections": sections,
+        "store": (
+            {"kind": "postgres", "url": redact_url(settings.database_url)}
+            if settings.database_url
+            else {"kind": "sqlite", "path": str(settings.database_path)}
+        ),
+        "model": settings.model,
+        "model_client": (settings.env.get(MODEL_CLIENT) or "auto").strip().lower(),
+        "api_base": settings.api_base,
+        "api_key": _key_source(settings),
+        "plugins": {
+            "installed": [s.name for s in sources],
+            "selected": [s.name for s in chosen],
+            "load_plugins": (
+                list(settings.load_plugins) if settings.load_plugins is not None else None
+            ),
+            "disable_plugins": list(settings.disable_plugins),
+            "unknown_in_load_plugins": unknown,
+            "strict": settings.strict,
+            "trace": settings.trace_plugins,
+            "hook_timeout": settings.hook_timeout,
+        },
+        "tier1_budget": settings.tier1_budget,
+        "list_limit": settings.list_limit,
+        "embedding_model": settings.embedding_model,
+        "run_limits": asdict(settings.run_limits),
+    }
+
+
+def _render(data: dict[str, Any]) -> str:
+    plugins = data["plugins"]
+    store = data["store"]
+    config = data["config_file"]
+    lines = [
+        f"home:          {data['home']}",
+        f"config file:   {config['path']}" + ("" if config["exists"] else " (none)"),
+        f"store:         {store['kind']} {store.get('path') or store.get('url')}",
+        f"model:         {data['model'] or 'none configured (set ORACLE_MODEL or --model)'}",
+        f"model client:  {data['model_client']}",
+        f"api base:      {data['api_base'] or '-'}",
+        f"api key:       {data['api_key']}",
+        f"plugins:       {len(plugins['selected'])} selected of {len(plugins['installed'])} "
+        f"installed: {', '.join(plugins['selected']) or '-'}",
+    ]
+    if plugins["load_plugins"] is not None:
+        lines.append(f"  ORACLE_LOAD_PLUGINS:    {', '.join(plugins['load_plugins']) or '(none)'}")
+    if plugins["disable_plugins"]:
+        lines.append(f"  ORACLE_DISABLE_PLUGINS: {', '.join(plugins['disable_plugins'])}")
+    if plugins["unknown_in_load_plugins"]:
+        lines.append(f"  not installed: {', '.join(plugins['unknown_in_load_plugins'])}")
+    if data["plugin_config_sections"]:
+        lines.append(f"  configured:   {', '.join(data['plugin_config_sections'])}")
+    lines.append(
+        f"  strict: {plugins['strict']}, trace: {plugins['trace']}, "
+        f"hook timeout: {plugins['hook_timeout']:g} s"
+    )
+    limits = ", ".join(f"{k} {v:g}" for k, v in data["run_limits"].items())
+    lines += [
+        f"tier-1 budget: {data['tier1_budget']} tokens; list limit: {data['list_limit']} plugins",
+        f"run limits:    {limits}",
+    ]
+    return "\n".join(lines)
+
+
+@click.command("config")
+@json_option
+def config_command(as_json: bool) -> None:
+    """Show the resolved settings: paths, model, store, plugins selected (never secrets)."""
+    data = resolved_settings(load_settings())
+    click.echo(json.dumps(data, indent=2) if as_json else _render(data))

@@ -1,0 +1,40 @@
+"""How the ``oracle`` command reports what the operator can fix: one line, no traceback.
+
+A bad setting (:class:`~oracle_core.ConfigError`: ``oracle.toml`` or an environment
+variable) and a bad thread id exit with status 2, like a usage error; a missing optional
+extra exits with status 1 and names the extra to install. Anything else is a bug and keeps
+its traceback.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from oracle_core.cli.extras import extra_for, missing_extra_message
+from oracle_core.errors import ApprovalConfigError, ConfigError, InvalidThreadIdError
+
+CONFIG_EXIT = 2
+"""Exit status of a command stopped by a bad setting (as click's usage errors)."""
+
+
+def fail(message: str, code: int = 1) -> None:
+    """Print ``oracle: message`` on stderr and exit with ``code``."""
+    click.echo(f"oracle: {message}", err=True)
+    raise SystemExit(code)
+
+
+class OracleGroup(click.Group):
+    """A click group whose commands report settings errors and missing extras in one line."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        """Run the command; turn the operator's errors into one line and an exit status."""
+        try:
+            return super().invoke(ctx)
+        except (ConfigError, ApprovalConfigError, InvalidThreadIdError) as error:
+            fail(str(error), CONFIG_EXIT)
+        except ImportError as error:
+            if extra_for(error) is None:
+                raise
+            fail(missing_extra_message(error, ctx.invoked_subcommand))
