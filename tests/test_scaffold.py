@@ -6,11 +6,15 @@ import json
 import os
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
+import yaml
+from click.testing import CliRunner
 
-pytestmark = pytest.mark.slow  # runs subprocesses: `pytest -m 'not slow'` skips it
+from oracle_core.cli import main
+from oracle_core.scaffold import NAME_MAX, plugin_files
 
 ORACLE = [sys.executable, "-m", "oracle_core"]
 
@@ -35,7 +39,25 @@ def run(args: list[str], cwd: Path, **env: str) -> subprocess.CompletedProcess[s
     )
 
 
-def test_a_new_plugin_installs_is_discovered_and_passes_its_own_tests(tmp_path: Path) -> None:
+def tree(root: Path) -> dict[str, str]:
+    return {
+        str(p.relative_to(root)): p.read_text(encoding="utf-8")
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
+
+
+def workflow_steps(package: Path) -> dict[str, str]:
+    """The named ``run`` steps of the package's CI workflow."""
+    workflow = yaml.safe_load((package / ".github/workflows/test.yml").read_text())
+    [job] = workflow["jobs"].values()
+    return {step["name"]: step["run"] for step in job["steps"] if "run" in step}
+
+
+@pytest.mark.slow  # runs subprocesses: `pytest -m 'not slow'` skips it
+def test_a_new_plugin_installs_is_discovered_and_passes_its_own_tests_and_workflow(
+    tmp_path: Path,
+) -> None:
     created = run([*ORACLE, "plugin", "new", "hello-world", "--directory", str(tmp_path)], tmp_path)
     package = tmp_path / "oracle-plugin-hello-world"
     site = tmp_path / "site"
@@ -63,7 +85,12 @@ def test_a_new_plugin_installs_is_discovered_and_passes_its_own_tests(tmp_path: 
         ORACLE_HOME=str(tmp_path / "home"),
     )
     tested = run([sys.executable, "-c", PYTEST_THEN_REPORT_LITELLM], package, PYTHONPATH=str(site))
-    linted = run([sys.executable, "-m", "ruff", "check", "--no-cache", "."], package)
+    # The workflow's own lint and test steps, as CI would run them after its install step.
+    steps = workflow_steps(package)
+    bin_dir = str(Path(sys.executable).parent)
+    path = f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"
+    linted = run(["bash", "-ec", steps["Lint"]], package, PATH=path, RUFF_NO_CACHE="true")
+    ci_tested = run(["bash", "-ec", steps["Test"]], package, PATH=path, PYTHONPATH=str(site))
 
     assert created.returncode == 0, created.stderr
     assert installed.returncode == 0, installed.stderr
@@ -79,18 +106,115 @@ def test_a_new_plugin_installs_is_discovered_and_passes_its_own_tests(tmp_path: 
     assert tested.returncode == 0, tested.stdout + tested.stderr
     assert "4 passed" in tested.stdout
     assert "litellm imported: False" in tested.stdout
-    assert linted.returncode == 0, linted.stdout
+    assert linted.returncode == 0, linted.stdout + linted.stderr
+    assert ci_tested.returncode == 0 and "4 passed" in ci_tested.stdout, ci_tested.stdout
+    # The built distribution says its license the PEP 639 way and ships the file.
+    [info] = site.glob("oracle_plugin_hello_world-*.dist-info")
+    assert "License-Expression: Apache-2.0" in (info / "METADATA").read_text()
+    assert (info / "licenses" / "LICENSE").read_text() == (package / "LICENSE").read_text()
+
+
+def test_the_name_with_or_without_its_distribution_prefix_gives_the_same_package(
+    tmp_path: Path,
+) -> None:
+    runner = CliRunner()
+    bare, prefixed = tmp_path / "bare", tmp_path / "prefixed"
+
+    first = runner.invoke(main, ["plugin", "new", "foo", "--directory", str(bare)])
+    second = runner.invoke(
+        main, ["plugin", "new", "oracle-plugin-foo", "--directory", str(prefixed)]
+    )
+
+    assert first.exit_code == 0 and second.exit_code == 0, first.output + second.output
+    assert (
+        [p.name for p in bare.iterdir()]
+        == [p.name for p in prefixed.iterdir()]
+        == ["oracle-plugin-foo"]
+    )
+    assert tree(bare / "oracle-plugin-foo") == tree(prefixed / "oracle-plugin-foo")
+    pyproject = tomllib.loads((bare / "oracle-plugin-foo/pyproject.toml").read_text())
+    assert pyproject["project"]["name"] == "oracle-plugin-foo"
+    assert pyproject["project"]["entry-points"]["oracle.plugins"] == {"foo": "oracle_plugin_foo"}
 
 
 @pytest.mark.parametrize(
-    ("name", "message"), [("Bad Name", "not a valid plugin name"), ("taken", "already exists")]
+    ("license", "first_line"), [("Apache-2.0", "Apache License"), ("MIT", "MIT License")]
+)
+def test_the_license_file_matches_the_license_field(license: str, first_line: str) -> None:
+    files = plugin_files("foo", license=license)
+
+    project = tomllib.loads(files["pyproject.toml"])["project"]
+    assert project["license"] == license  # the SPDX string form (PEP 639)
+    assert project["license-files"] == ["LICENSE"]
+    assert files["LICENSE"].lstrip().startswith(first_line)
+    assert f"{license}; see `LICENSE`" in files["README.md"]
+
+
+def test_the_apache_license_is_the_full_text() -> None:
+    text = plugin_files("foo")["LICENSE"]
+
+    assert "TERMS AND CONDITIONS FOR USE, REPRODUCTION, AND DISTRIBUTION" in text
+    assert "END OF TERMS AND CONDITIONS" in text
+
+
+def test_the_gitignore_keeps_build_output_and_caches_out() -> None:
+    ignored = plugin_files("foo")[".gitignore"].split()
+
+    for pattern in ("__pycache__/", "*.egg-info/", "build/", "dist/", ".venv/", ".pytest_cache/"):
+        assert pattern in ignored
+
+
+def test_the_workflow_installs_lints_and_runs_the_tests_on_every_push() -> None:
+    workflow = yaml.safe_load(plugin_files("foo")[".github/workflows/test.yml"])
+
+    triggers = workflow[True]  # YAML 1.1 reads the key `on` as true
+    assert set(triggers) == {"push", "pull_request"}
+    [job] = workflow["jobs"].values()
+    runs = [step.get("run", "") for step in job["steps"]]
+    assert "python -m pip install -e '.[test]' ruff" in runs
+    assert any("ruff format --check ." in r and "ruff check ." in r for r in runs)
+    assert "python -m pytest" in runs
+    python = next(s for s in job["steps"] if s.get("uses", "").startswith("actions/setup-python"))
+    assert python["with"]["python-version"] == "${{ matrix.python-version }}"
+
+
+@pytest.mark.slow  # runs ruff
+def test_every_generated_file_passes_ruff_format_and_check(tmp_path: Path) -> None:
+    names = ["a", "hello-world", "snake_case_name", "x" + "-y" * ((NAME_MAX - 1) // 2)]
+    for index, name in enumerate(names):
+        for visibility in ("on-demand", "always", "silent"):
+            for license in ("Apache-2.0", "MIT"):
+                root = tmp_path / f"{index}-{visibility}-{license}"
+                for relative, text in plugin_files(name, visibility, license).items():
+                    path = root / relative
+                    path.parent.mkdir(parents=True, exist_ok=True)
+                    path.write_text(text, encoding="utf-8")
+    ruff = [sys.executable, "-m", "ruff"]
+
+    formatted = run([*ruff, "format", "--check", "--no-cache", "."], tmp_path)
+    checked = run([*ruff, "check", "--no-cache", "."], tmp_path)
+
+    assert formatted.returncode == 0, formatted.stdout + formatted.stderr
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        ("Bad Name", "not a valid plugin name"),
+        ("oracle-plugin-", "not a valid plugin name"),
+        ("oracle-plugin-Foo", "not a valid plugin name"),
+        ("a" * (NAME_MAX + 1), f"within {NAME_MAX} characters"),
+        ("taken", "already exists"),
+        ("oracle-plugin-taken", "already exists"),
+    ],
 )
 def test_bad_names_and_existing_folders_are_refused(
     tmp_path: Path, name: str, message: str
 ) -> None:
     (tmp_path / "oracle-plugin-taken").mkdir()
 
-    result = run([*ORACLE, "plugin", "new", name, "--directory", str(tmp_path)], tmp_path)
+    result = CliRunner().invoke(main, ["plugin", "new", name, "--directory", str(tmp_path)])
 
-    assert result.returncode == 2
-    assert message in result.stderr
+    assert result.exit_code == 2
+    assert message in result.output

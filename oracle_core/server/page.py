@@ -5,33 +5,66 @@ like any client; when the server needs a token it asks for one and keeps it in t
 It is served with a strict Content-Security-Policy
 (:data:`~oracle_core.server.security.PAGE_CSP`): no inline script or style, so keep both in
 ``static/``.
+
+Answers are shown as Markdown: the page streams the text as plain text, then asks
+``POST /page/render`` for its HTML, which the server renders and sanitizes
+(:mod:`oracle_core.server.markdown`). Everything else the server sends (tool arguments and
+results, errors, plugin texts) goes on the page as text, never as HTML.
 """
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
+from typing import Annotated
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Depends
+from pydantic import BaseModel, ConfigDict, Field
 from starlette.responses import HTMLResponse
 from starlette.routing import Mount
 from starlette.staticfiles import StaticFiles
 
+from oracle_core.server.context import ServerContext
+from oracle_core.server.markdown import MarkdownRenderer
 from oracle_core.server.security import PAGE_CSP
 
 STATIC = Path(__file__).parent / "static"
 """The folder holding the page's files."""
 
+RENDER_MAX_TEXTS = 1000
+"""The most texts one ``POST /page/render`` may ask for (the body limit bounds their size)."""
 
-def page_router() -> APIRouter:
-    """``GET /``: the chat page (public; the API calls it makes need the token)."""
+
+class RenderRequest(BaseModel):
+    """``POST /page/render``: Markdown texts to render, in order."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    texts: Annotated[list[str], Field(max_length=RENDER_MAX_TEXTS)]
+
+
+class Rendered(BaseModel):
+    """The sanitized HTML of each text, in request order."""
+
+    html: list[str]
+
+
+def page_router(ctx: ServerContext) -> APIRouter:
+    """``GET /``: the chat page (public); ``POST /page/render``: its Markdown (needs the token)."""
     router = APIRouter(include_in_schema=False)
     html = (STATIC / "index.html").read_text(encoding="utf-8")
+    renderer = MarkdownRenderer()
 
     @router.get("/")
     async def index() -> HTMLResponse:
         return HTMLResponse(
             html, headers={"Cache-Control": "no-cache", "Content-Security-Policy": PAGE_CSP}
         )
+
+    @router.post("/page/render", dependencies=[Depends(ctx.auth)], response_model=Rendered)
+    async def render(body: RenderRequest) -> dict[str, list[str]]:
+        """Render answers as sanitized HTML (off the event loop: a long thread is work)."""
+        return {"html": await asyncio.to_thread(renderer.render_all, body.texts)}
 
     return router
 

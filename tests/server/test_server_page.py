@@ -2,54 +2,18 @@
 
 from __future__ import annotations
 
-import shutil
-import socket
-import threading
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from browser import ARGS, BROWSER_TEST, CHROMIUM, RECORD_CSP, serve_in_thread
 from support import CodePlugin
 
 from oracle_core.server import create_app
 from oracle_core.testing.openai_server import FakeOpenAI, Reply
 
-CHROMIUM = "/usr/bin/chromium"
-ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-]  # fmt: skip
-
 playwright_api = pytest.importorskip("playwright.sync_api", reason="pip install playwright")
-pytestmark = [
-    pytest.mark.slow,  # a browser: `pytest -m 'not slow'` skips it
-    pytest.mark.skipif(
-        shutil.which(CHROMIUM) is None,
-        reason=f"{CHROMIUM} is absent: apt-get install chromium (Debian's package; no browser download)",
-    ),
-]
-
-
-def serve_in_thread(app: Any) -> Iterator[str]:
-    """Run ``app`` with uvicorn on 127.0.0.1 in a thread; yield its URL once it serves."""
-    import uvicorn
-
-    started = threading.Event()
-
-    class Server(uvicorn.Server):
-        async def startup(self, *args: Any, **kwargs: Any) -> None:
-            await super().startup(*args, **kwargs)
-            started.set()
-
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    server = Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    assert started.wait(30), "uvicorn did not start"
-    yield f"http://127.0.0.1:{sock.getsockname()[1]}"
-    server.should_exit = True
-    thread.join(30)
+pytestmark = BROWSER_TEST
 
 
 @pytest.fixture
@@ -69,11 +33,7 @@ def page() -> Iterator[Any]:
         try:
             page = browser.new_page()
             # Every Content-Security-Policy violation on the page lands in window.__csp.
-            page.add_init_script(
-                "window.__csp = [];"
-                "document.addEventListener('securitypolicyviolation', (e) =>"
-                " window.__csp.push(`${e.violatedDirective} ${e.blockedURI}`));"
-            )
+            page.add_init_script(RECORD_CSP)
             yield page
         finally:
             browser.close()

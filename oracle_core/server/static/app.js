@@ -1,12 +1,34 @@
 // The oracle chat page: plain JavaScript over the server's JSON and SSE API, no build step.
-// Everything the server sends is put on the page with textContent, never as HTML.
+// Everything the server sends is put on the page with textContent, never as HTML, with one
+// exception: an answer's Markdown, which POST /page/render returns already rendered and
+// sanitized by the server (markdown-it-py, then nh3; see server/markdown.py).
 "use strict";
 
 const state = {
   token: localStorage.getItem("oracle.token") || "",
   thread: null,
   busy: false,
+  installed: null,
 };
+
+// The parts of a model call's prompt, as the model_call event counts them.
+const COST_PARTS = [
+  ["tier1", "Tier-1"],
+  ["meta_tools", "meta-tools"],
+  ["tool_schemas", "tool schemas"],
+  ["messages", "messages"],
+];
+
+// Texts per POST /page/render (the server takes up to 1000).
+const RENDER_BATCH = 200;
+
+// What rendered Markdown may hold (server/markdown.py allows no more): anything else and the
+// answer stays plain text. A check, not a second sanitizer: it never rewrites, it refuses.
+const MARKDOWN_TAGS = new Set([
+  "P", "BR", "HR", "H1", "H2", "H3", "H4", "H5", "H6", "STRONG", "EM", "DEL", "S", "CODE",
+  "PRE", "BLOCKQUOTE", "UL", "OL", "LI", "A", "TABLE", "THEAD", "TBODY", "TR", "TH", "TD",
+]);
+const MARKDOWN_ATTRIBUTES = new Set(["href", "title", "rel", "target", "start"]);
 
 const $ = (id) => document.getElementById(id);
 
@@ -50,7 +72,9 @@ async function loadInstalled() {
     const caps = await (await api(`/capabilities?thread_id=${encodeURIComponent(state.thread)}`)).json();
     loaded = new Set(caps.filter((c) => c.loaded).map((c) => c.name));
   }
+  state.installed = installed;
   $("model").textContent = `model: ${installed.model}`;
+  showWelcome();
   const list = $("plugins");
   list.replaceChildren();
   for (const plugin of installed.plugins) {
@@ -90,21 +114,151 @@ async function loadThreads() {
   }
 }
 
+// -- the welcome: what this oracle can do, from its registry --------------------------------
+
+function plural(count, one, many) {
+  return `${count} ${count === 1 ? one : many}`;
+}
+
+function showWelcome() {
+  const log = $("log");
+  const present = log.querySelector(".welcome");
+  if (log.querySelector(".turn") || !state.installed) {
+    if (present) present.remove();
+    return;
+  }
+  const plugins = state.installed.plugins;
+  const always = plugins.filter((p) => p.visibility === "always");
+  const onDemand = plugins.filter((p) => p.visibility === "on-demand");
+  const box = el("li", "welcome");
+  box.append(el("h2", null, "What this oracle can do"));
+  if (always.length) {
+    box.append(el("p", null, "Always at hand:"));
+    const list = el("ul", "welcome-always");
+    for (const plugin of always) {
+      const item = el("li");
+      item.dataset.plugin = plugin.name;
+      item.append(el("strong", null, plugin.title || plugin.name), ` — ${plugin.summary}`);
+      list.append(item);
+    }
+    box.append(list);
+  }
+  if (onDemand.length) {
+    const names = onDemand.slice(0, 8).map((p) => p.title || p.name).join(", ");
+    const more = onDemand.length > 8 ? `, and ${onDemand.length - 8} more` : "";
+    const count = plural(onDemand.length, "more capability", "more capabilities");
+    box.append(el("p", "welcome-on-demand", `${count} it finds and loads when a request needs them: ${names}${more}.`));
+  }
+  if (!always.length && !onDemand.length) {
+    box.append(el("p", null, "No capabilities are installed, so it can only talk: install plugins (pip install oracle-plugin-…) to give it tools."));
+  }
+  box.append(el("p", "muted", "Ask in plain words. Each tool call shows here as it happens, and a bar under each model call shows what its prompt cost in tokens."));
+  if (present) present.replaceWith(box);
+  else log.prepend(box);
+}
+
 // -- the conversation ----------------------------------------------------------------------
 
 function newTurn(text) {
   const turn = el("li", "turn");
   turn.append(el("div", "msg user", text));
-  $("log").append(turn);
-  return { node: turn, text: null, calls: new Map() };
+  const log = $("log");
+  const welcome = log.querySelector(".welcome");
+  if (welcome) welcome.remove();
+  log.append(turn);
+  return { node: turn, text: null, calls: new Map(), costs: [], streamed: false };
 }
 
 function addText(turn, text) {
   if (!turn.text) {
     turn.text = el("div", "msg assistant", "");
+    turn.text.dataset.markdown = "pending"; // plain text until the answer is complete
     turn.node.append(turn.text);
   }
   turn.text.textContent += text;
+  turn.streamed = true;
+  scrollDown();
+}
+
+// Replace the plain text of finished answers with their Markdown, rendered and sanitized by
+// the server. Should that fail, the plain text stays: still readable, never unsafe.
+async function renderMarkdown(root) {
+  const pending = [...root.querySelectorAll('.msg.assistant[data-markdown="pending"]')];
+  for (let start = 0; start < pending.length; start += RENDER_BATCH) {
+    const nodes = pending.slice(start, start + RENDER_BATCH);
+    try {
+      const response = await api("/page/render", {
+        method: "POST",
+        body: JSON.stringify({ texts: nodes.map((node) => node.textContent) }),
+      });
+      const { html } = await response.json();
+      nodes.forEach((node, i) => {
+        const parsed = markdownNodes(html[i]);
+        if (!parsed) {
+          node.dataset.markdown = "refused"; // not what the server's sanitizer makes: text stays
+          return;
+        }
+        node.replaceChildren(...parsed);
+        node.dataset.markdown = "rendered";
+      });
+    } catch (_) {
+      return;
+    }
+  }
+}
+
+// The nodes of rendered Markdown, parsed inert (DOMParser runs nothing), or null when they
+// hold a tag, an attribute or a link that the server's sanitizer never lets through.
+function markdownNodes(html) {
+  const parsed = new DOMParser().parseFromString(html, "text/html");
+  if (parsed.head.childNodes.length) return null; // <script>, <style>, <meta>, ... land there
+  const body = parsed.body;
+  for (const element of body.querySelectorAll("*")) {
+    if (!MARKDOWN_TAGS.has(element.tagName)) return null;
+    for (const attribute of element.attributes) {
+      if (!MARKDOWN_ATTRIBUTES.has(attribute.name)) return null;
+    }
+    if (element.hasAttribute("href") && !/^(https?:|mailto:)/i.test(element.getAttribute("href"))) {
+      return null;
+    }
+  }
+  return [...body.childNodes];
+}
+
+// One model call's prompt cost, as a stacked bar: Tier-1 block, meta-tools, tool schemas and
+// messages. Bars of one turn share a scale, so a call that grew shows longer.
+function addCallCost(turn, step, tokens) {
+  turn.text = null; // the answer after this call starts below its bar
+  const total = tokens.total ?? COST_PARTS.reduce((sum, [key]) => sum + (tokens[key] || 0), 0);
+  if (!turn.costs.length) {
+    const legend = el("div", "cost-legend");
+    for (const [key, name] of COST_PARTS) {
+      const entry = el("span", `legend legend-${key}`, name);
+      legend.append(entry);
+    }
+    turn.node.append(legend);
+  }
+  const row = el("div", "call-cost");
+  row.dataset.step = String(step);
+  const track = el("div", "track");
+  const bar = el("div", "bar");
+  bar.setAttribute("role", "img");
+  const parts = COST_PARTS.map(([key, name]) => `${name} ${tokens[key] || 0}`);
+  bar.setAttribute("aria-label", `call ${step}: ${total} tokens (${parts.join(", ")})`);
+  for (const [key, name] of COST_PARTS) {
+    const count = tokens[key] || 0;
+    const segment = el("span", `segment segment-${key}`);
+    segment.dataset.tokens = String(count);
+    segment.title = `${name}: ${count} tokens`;
+    segment.style.flexGrow = String(count); // CSSOM, which the page's policy allows
+    bar.append(segment);
+  }
+  track.append(bar);
+  row.append(el("span", "call-label", `call ${step}`), track, el("span", "call-total", `${total} tokens`));
+  turn.node.append(row);
+  turn.costs.push({ bar, total });
+  const largest = Math.max(1, ...turn.costs.map((c) => c.total));
+  for (const cost of turn.costs) cost.bar.style.width = `${Math.max(2, (100 * cost.total) / largest)}%`;
   scrollDown();
 }
 
@@ -143,6 +297,72 @@ function addUsage(turn, usage) {
   const total = usage.total_tokens ?? prompt + completion;
   const text = `${total} tokens this turn (${prompt} prompt, ${completion} completion)`;
   turn.node.append(el("div", "turn-usage", text));
+}
+
+// -- approvals: a call that waits for a person --------------------------------------------
+
+function addApproval(turn, operation) {
+  const existing = turn.node.querySelector(`.approval[data-operation="${CSS.escape(operation.id)}"]`);
+  if (existing) return existing;
+  turn.text = null;
+  const card = el("div", "approval pending");
+  card.dataset.operation = operation.id;
+  card.append(
+    el("div", "approval-title", `Approval needed: ${operation.plugin}.${operation.tool}`),
+    el("pre", "arguments", JSON.stringify(operation.arguments ?? {}, null, 2)),
+  );
+  if (operation.reason) card.append(el("div", "muted", operation.reason));
+  const reason = el("input", "approval-reason");
+  reason.type = "text";
+  reason.placeholder = "Reason (optional; a denial's reason is told to the model)";
+  const approve = el("button", "approve", "Approve");
+  const deny = el("button", "deny", "Deny");
+  approve.type = deny.type = "button";
+  const actions = el("div", "approval-actions");
+  actions.append(reason, approve, deny);
+  const outcome = el("div", "approval-outcome");
+  card.append(actions, outcome);
+  approve.addEventListener("click", () => decide(turn, card, operation.id, true, reason.value));
+  deny.addEventListener("click", () => decide(turn, card, operation.id, false, reason.value));
+  turn.node.append(card);
+  scrollDown();
+  return card;
+}
+
+async function decide(turn, card, id, approved, reason) {
+  for (const button of card.querySelectorAll("button")) button.disabled = true;
+  const body = { approve: approved };
+  if (reason.trim()) body.reason = reason.trim();
+  setStatus(approved ? "approved: running it…" : "denied: telling the model…");
+  try {
+    const response = await api(`/operations/${encodeURIComponent(id)}/decision`, {
+      method: "POST",
+      body: JSON.stringify(body),
+    });
+    const { operation, run } = await response.json();
+    card.classList.remove("pending");
+    card.classList.add(operation.status);
+    card.querySelector(".approval-outcome").textContent = operation.status;
+    card.querySelector(".approval-actions").remove();
+    for (const note of turn.node.querySelectorAll(".turn-waiting")) note.remove();
+    // The resumed run's events, as if they had streamed: its calls, costs and answer.
+    turn.streamed = false;
+    for (const event of run.events || []) handleEvent(turn, event.type, event);
+  } catch (error) {
+    card.querySelector(".approval-outcome").textContent = error.message;
+    for (const button of card.querySelectorAll("button")) button.disabled = false;
+  } finally {
+    setStatus("");
+  }
+  await Promise.all([loadThreads(), loadInstalled()]).catch((e) => setStatus(e.message));
+}
+
+// The approvals a thread still waits for, each on the last turn (after a reload).
+async function showPendingApprovals(turn) {
+  if (!turn || !state.thread) return;
+  const query = `thread_id=${encodeURIComponent(state.thread)}&status=pending`;
+  const { operations } = await (await api(`/operations?${query}`)).json();
+  for (const operation of operations) if (operation.kind === "approval") addApproval(turn, operation);
 }
 
 function addError(turn, message) {
@@ -197,7 +417,10 @@ function renderThread(thread) {
     }
   }
   finish();
+  showWelcome();
   scrollDown();
+  renderMarkdown($("log"));
+  return turn;
 }
 
 async function openThread(id) {
@@ -206,9 +429,10 @@ async function openThread(id) {
   $("thread-title").textContent = `thread ${id}`;
   try {
     const response = await api(`/threads/${encodeURIComponent(id)}`);
-    renderThread(await response.json());
+    await showPendingApprovals(renderThread(await response.json()));
   } catch (error) {
     $("log").replaceChildren();
+    showWelcome();
     if (!(error instanceof ApiError) || !/no thread/.test(error.message)) setStatus(error.message);
   }
   await Promise.all([loadThreads(), loadInstalled()]).catch((e) => setStatus(e.message));
@@ -223,17 +447,22 @@ async function newThread() {
 
 function handleEvent(turn, type, data) {
   if (type === "text_delta") addText(turn, data.text);
+  else if (type === "model_call") addCallCost(turn, data.step, data.tokens || {});
   else if (type === "tool_call") addToolCall(turn, data.id, data.name, data.arguments);
   else if (type === "tool_result") setToolResult(turn, data.id, data.content, data.is_error, data.refused);
   else if (type === "capability_loaded") addLoad(turn, data.names);
+  else if (type === "approval_requested") addApproval(turn, data.operation);
   else if (type === "error") addError(turn, data.message);
   else if (type === "done") {
     if (data.status === "completed") {
-      if (data.answer && !turn.node.querySelector(".msg.assistant")) addText(turn, data.answer);
+      if (data.answer && !turn.streamed) addText(turn, data.answer);
+    } else if (data.status === "waiting_for_approval") {
+      turn.node.append(el("div", "turn-waiting muted", "waiting for a person's approval"));
     } else {
       addError(turn, `run ${data.status}: ${data.error || ""}`);
     }
     addUsage(turn, data.usage);
+    renderMarkdown(turn.node);
   }
 }
 

@@ -6,20 +6,18 @@ Its settings live under ``[plugins.weather]`` in ``oracle.toml`` (see the README
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Annotated, Any
 
 from pydantic import Field
 
 from oracle_core import Example, PluginManifest, Tool, ToolContext, hookimpl, tool
 from oracle_plugin_weather.config import WeatherConfig
-from oracle_plugin_weather.errors import WeatherConfigError, WeatherError
+from oracle_plugin_weather.errors import WeatherError
 from oracle_plugin_weather.open_meteo import MAX_FORECAST_DAYS, OpenMeteo, Units
 from oracle_plugin_weather.reports import current_report, forecast_report
 
 __all__ = [
     "WeatherConfig",
-    "WeatherConfigError",
     "WeatherError",
     "get_current_weather",
     "get_forecast",
@@ -42,7 +40,8 @@ async def get_current_weather(
             when the name is ambiguous (for example "Springfield, Illinois" or "Paris, France").
         units: "metric" (°C, km/h, mm) or "imperial" (°F, mph, inch).
     """
-    async with OpenMeteo(WeatherConfig.from_mapping(ctx.config)) as api:
+    config: WeatherConfig = ctx.config  # validated by oracle-core at assembly
+    async with OpenMeteo(config) as api:
         found = await api.find_place(place)
         return current_report(found, units, await api.current(found, units))
 
@@ -66,7 +65,8 @@ async def get_forecast(
         days: how many days to forecast, from 1 (today only) to 16.
         units: "metric" (°C, km/h, mm) or "imperial" (°F, mph, inch).
     """
-    async with OpenMeteo(WeatherConfig.from_mapping(ctx.config)) as api:
+    config: WeatherConfig = ctx.config  # validated by oracle-core at assembly
+    async with OpenMeteo(config) as api:
         found = await api.find_place(place)
         return forecast_report(found, units, await api.daily(found, units, days))
 
@@ -102,15 +102,16 @@ def oracle_manifest() -> PluginManifest:
         ],
         tags=["weather", "forecast", "temperature", "rain", "wind"],
         category="information",
+        config=WeatherConfig,
     )
 
 
 @hookimpl
-def oracle_tools(config: Mapping[str, Any]) -> list[Tool]:
-    """Return the weather tools, checking the plugin's settings first.
+def oracle_tools() -> list[Tool]:
+    """Return the weather tools.
 
-    Parsing the settings here makes a bad ``[plugins.weather]`` value fail when the oracle
-    starts, naming the key, instead of on the model's first weather question.
+    Their settings need no check here: ``config=WeatherConfig`` in the manifest makes
+    oracle-core validate ``[plugins.weather]`` when the oracle starts, naming a bad key,
+    instead of failing on the model's first weather question.
     """
-    WeatherConfig.from_mapping(config)
     return [get_current_weather, get_forecast]

@@ -11,7 +11,3 @@ class WeatherError(ToolError):
     The message says what went wrong and what to try next, because the model reads it.
     As a :class:`~oracle_core.ToolError` it reaches the model without a logged traceback.
     """
-
-
-class WeatherConfigError(WeatherError, ValueError):
-    """A ``[plugins.weather]`` setting cannot be used; the message names the key and the fix."""

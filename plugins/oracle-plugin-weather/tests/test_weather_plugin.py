@@ -7,7 +7,9 @@ from importlib.metadata import entry_points
 from typing import Any
 
 import oracle_plugin_weather
+from oracle_plugin_weather import WeatherConfig
 
+from oracle_core import PluginConfigError
 from oracle_core.testing import (
     OracleFactory,
     ScriptedModel,
@@ -96,3 +98,42 @@ def test_installed_distribution_registers_the_entry_point() -> None:
 
     assert entry.dist is not None and entry.dist.name == "oracle-plugin-weather"
     assert entry.load().oracle_manifest().name == "weather"
+
+
+def test_tools_get_the_settings_typed(oracle_factory: OracleFactory, open_meteo: str) -> None:
+    oracle = oracle_factory(oracle_plugin_weather, env={"ORACLE_PLUGIN_WEATHER__TIMEOUT": "2.5"})
+
+    config = oracle.registry.plugins["weather"].config
+    assert isinstance(config, WeatherConfig)
+    assert config.timeout == 2.5
+    assert config.forecast_url == "https://api.open-meteo.com/v1/forecast"
+
+
+def test_unknown_key_leaves_the_plugin_out_naming_it_and_the_closest_setting(
+    oracle_factory: OracleFactory,
+) -> None:
+    oracle = oracle_factory(oracle_plugin_weather, config={"weather": {"timout": 5}}, strict=False)
+
+    assert "weather" not in oracle.registry.plugins
+    [failure] = oracle.registry.failures
+    assert isinstance(failure, PluginConfigError)
+    assert failure.key == "timout"
+    assert "[plugins.weather] timout is not a setting of plugin 'weather'" in str(failure)
+    assert "did you mean 'timeout'?" in str(failure)
+
+
+def test_a_value_of_the_wrong_kind_in_oracle_toml_is_named_with_its_key(
+    oracle_factory: OracleFactory,
+) -> None:
+    oracle = oracle_factory(
+        oracle_plugin_weather,
+        config={"weather": {"timeout": "soon", "forecast_url": "ftp://example.org"}},
+        strict=False,
+    )
+
+    [failure] = oracle.registry.failures
+    assert failure.problems == [
+        "[plugins.weather] forecast_url = 'ftp://example.org': must be an http:// or https:// "
+        "URL; remove it to use the default",
+        "[plugins.weather] timeout = 'soon': must be a positive number of seconds (like 10 or 2.5)",
+    ]

@@ -6,7 +6,7 @@ from typing import Any
 
 import oracle_plugin_weather
 import pytest
-from oracle_plugin_weather import WeatherConfigError, WeatherError, get_current_weather
+from oracle_plugin_weather import WeatherConfig, WeatherError, get_current_weather
 
 from oracle_core import Oracle, ToolArgumentsError, ToolContext
 from oracle_core.testing import OracleFactory, call_tool
@@ -197,14 +197,13 @@ async def test_failing_service_reports_the_status(
         await call_tool(oracle, "get_current_weather", {"place": "Berlin"})
 
 
-async def test_the_tool_itself_rejects_an_unusable_timeout_naming_the_key(
+async def test_a_tool_called_outside_an_oracle_uses_the_config_in_its_context(
     weather_config: dict[str, Any],
 ) -> None:
-    # An oracle never hands a tool this config (the plugin fails to assemble with it, see
-    # test_weather_plugin.py), so the tool's own check is called directly.
-    config = {**weather_config, "timeout": "soon"}
+    # In an oracle, ctx.config is the WeatherConfig that oracle-core validated; a test that
+    # calls the tool itself hands it one.
+    context = ToolContext(plugin="weather", config=WeatherConfig(**weather_config))
 
-    with pytest.raises(WeatherConfigError, match="ORACLE_PLUGIN_WEATHER__TIMEOUT"):
-        await get_current_weather.call(
-            {"place": "Berlin"}, ToolContext(plugin="weather", config=config)
-        )
+    result = await get_current_weather.call({"place": "Berlin"}, context)
+
+    assert result["place"]["country"] == "Germany"
