@@ -11,7 +11,7 @@ STAMP := $(VENV)/.installed
 $(STAMP): pyproject.toml $(PACKAGES)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,server,postgres,search]' $(foreach p,$(PACKAGES),-e $(dir $(p)))
+	$(BIN)/python -m pip install --quiet -e '.[dev,server,postgres,search,mcp]' $(foreach p,$(PACKAGES),-e $(dir $(p)))
 	touch $(STAMP)
 
 demo: $(STAMP)
@@ -39,6 +39,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/overhead.py
 	$(BIN)/python bench/startup.py
 	$(BIN)/python bench/server_throughput.py
+	$(BIN)/python bench/scale_out.py  # Postgres at 127.0.0.1:5432 (database test)
 	$(BIN)/python bench/turn_cost.py
 	$(BIN)/python bench/health_latency.py
 	$(BIN)/python bench/model_path.py

@@ -3,7 +3,8 @@
 The public API is everything in ``__all__``, in two faces:
 
 - embedding an oracle: :class:`Oracle`, :class:`Settings`, :class:`RunResult`, the run
-  events, :class:`Model`, :class:`Checkpointer` and its stores, and every error;
+  events, :class:`Model`, :class:`Checkpointer` and its stores, the surfaces
+  (:class:`Catalog`, :class:`Specialist`), and every error;
 - writing a plugin (also importable from :mod:`oracle_core.plugin`): ``hookimpl``,
   ``tool``, :class:`Tool`, :class:`ToolContext`, :class:`PluginManifest`,
   :class:`Example`, :class:`Middleware`, :class:`Route`, :class:`ToolError`,
@@ -12,28 +13,46 @@ The public API is everything in ``__all__``, in two faces:
 Internals (the registry, bound tools, the run loop) live in their modules and may change.
 """
 
+from oracle_core.capabilities.surface import Catalog, Specialist, Surface
 from oracle_core.errors import (
+    ApprovalConfigError,
+    ConfigError,
+    CredentialMissingError,
+    CredentialUnreadableError,
+    DecisionConflictError,
     DependencyError,
+    InvalidCredentialError,
+    InvalidThreadIdError,
     ManifestError,
     MiddlewareError,
     ModelError,
+    OperationError,
+    OperationNotFoundError,
     OracleClosedError,
     OracleError,
+    PluginConfigError,
     PluginConflictError,
     PluginError,
     PluginLoadError,
     RunLimitError,
+    SecretKeyError,
+    StoreSchemaError,
     StrictPluginError,
+    SurfaceError,
     ThreadConflictError,
+    ThreadWaitingError,
     ToolArgumentsError,
     ToolDefinitionError,
     ToolError,
+    UnknownConnectionError,
 )
 from oracle_core.manifest import ManifestWarning
 from oracle_core.models.base import Model
 from oracle_core.oracle import Oracle
 from oracle_core.plugin import (
+    Connection,
     Example,
+    MCPServer,
     Middleware,
     ModelHandler,
     ModelRequest,
@@ -42,6 +61,7 @@ from oracle_core.plugin import (
     PluginHost,
     PluginManifest,
     Route,
+    Secret,
     SQLiteStore,
     Tool,
     ToolCall,
@@ -56,9 +76,12 @@ from oracle_core.plugin import (
     tool,
 )
 from oracle_core.run.events import (
+    ApprovalRequested,
     CapabilityLoaded,
+    ConnectionRequested,
     Event,
     ModelCallStarted,
+    OperationUpdated,
     RunFinished,
     RunStarted,
     TextDelta,
@@ -68,6 +91,7 @@ from oracle_core.run.events import (
 )
 from oracle_core.run.limits import RunLimits
 from oracle_core.run.messages import Usage
+from oracle_core.run.operations import Operation
 from oracle_core.run.result import RunResult
 from oracle_core.settings import Settings
 from oracle_core.store import Checkpointer, MemoryCheckpointer, SQLiteCheckpointer
@@ -76,11 +100,23 @@ from oracle_core.store.state import RunRecord, ThreadState
 __version__ = "0.1.0"
 
 __all__ = [
+    "ApprovalConfigError",
+    "ApprovalRequested",
     "CapabilityLoaded",
+    "Catalog",
     "Checkpointer",
+    "ConfigError",
+    "Connection",
+    "ConnectionRequested",
+    "CredentialMissingError",
+    "CredentialUnreadableError",
+    "DecisionConflictError",
     "DependencyError",
     "Event",
     "Example",
+    "InvalidCredentialError",
+    "InvalidThreadIdError",
+    "MCPServer",
     "ManifestError",
     "ManifestWarning",
     "MemoryCheckpointer",
@@ -92,10 +128,15 @@ __all__ = [
     "ModelHandler",
     "ModelRequest",
     "ModelResponse",
+    "Operation",
+    "OperationError",
+    "OperationNotFoundError",
+    "OperationUpdated",
     "Oracle",
     "OracleClosedError",
     "OracleError",
     "OracleHandle",
+    "PluginConfigError",
     "PluginConflictError",
     "PluginError",
     "PluginHost",
@@ -110,11 +151,18 @@ __all__ = [
     "RunStarted",
     "SQLiteCheckpointer",
     "SQLiteStore",
+    "Secret",
+    "SecretKeyError",
     "Settings",
+    "Specialist",
+    "StoreSchemaError",
     "StrictPluginError",
+    "Surface",
+    "SurfaceError",
     "TextDelta",
     "ThreadConflictError",
     "ThreadState",
+    "ThreadWaitingError",
     "Tool",
     "ToolArgumentsError",
     "ToolCall",
@@ -126,6 +174,7 @@ __all__ = [
     "ToolHost",
     "ToolResult",
     "ToolResultEvent",
+    "UnknownConnectionError",
     "Usage",
     "UsageEvent",
     "Visibility",

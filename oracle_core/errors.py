@@ -61,6 +61,28 @@ class ManifestError(PluginError):
         self.field = field
 
 
+class PluginConfigError(PluginError):
+    """A plugin's configuration (``[plugins.<name>]``, its ``$env`` secrets and
+    ``ORACLE_PLUGIN_<NAME>__<KEY>`` overrides) does not fit the config model it declares,
+    or names an environment variable that is not set. The value itself is never shown.
+
+    Attributes:
+        key: the first key at fault (``None`` when the table as a whole is).
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        plugin: str,
+        key: str | None = None,
+        distribution: str | None = None,
+        problems: Sequence[str] = (),
+    ) -> None:
+        super().__init__(message, plugin=plugin, distribution=distribution, problems=problems)
+        self.key = key
+
+
 class PluginConflictError(PluginError):
     """Two plugins claim one name (a plugin name, a tool name, or a route)."""
 
@@ -140,3 +162,133 @@ class OracleClosedError(OracleError):
 
 class ThreadBusyError(OracleError):
     """A run waited its turn on a thread for as long as it may, and another run still held it."""
+
+
+class ConfigError(OracleError, ValueError):
+    """A setting the operator gave does not fit: ``oracle.toml`` is malformed or holds a value
+    of the wrong kind, or an environment variable has a bad value.
+
+    The message is one line naming where (the file and line, or the variable), the key, what
+    was found and what is expected; the CLI prints it and exits with status 2.
+
+    Attributes:
+        source: the file (its path) or ``"environment"``.
+        key: the variable or the dotted key at fault (``None`` for a file that does not parse).
+        line: the line in the file (``None`` for the environment, or when unknown).
+        expected: what would fit, in words.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        source: str,
+        key: str | None = None,
+        line: int | None = None,
+        expected: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.source = source
+        self.key = key
+        self.line = line
+        self.expected = expected
+
+
+class InvalidThreadIdError(OracleError, ValueError):
+    """A thread id does not fit the rule (``oracle_core.thread_ids.THREAD_ID``); the message
+    names the id and the rule."""
+
+
+class SecretKeyError(OracleError):
+    """``ORACLE_SECRET_KEY`` is missing or not a valid key, so credentials cannot be sealed.
+
+    The message names the variable and how to make a key (``oracle connections keygen``).
+    """
+
+
+class CredentialUnreadableError(OracleError):
+    """A stored credential cannot be decrypted: the key is not the one it was sealed with,
+    or the stored value was altered. Nothing that needs it runs; set it again."""
+
+
+class UnknownConnectionError(OracleError, LookupError):
+    """A plugin, or a connection of it, that the oracle does not know (or a tool does not list).
+
+    The message names the plugin and the connections it does declare.
+    """
+
+
+class CredentialMissingError(OracleError, LookupError):
+    """A tool asked for a credential that is not set (outside a run, which would wait for it)."""
+
+
+class InvalidCredentialError(OracleError, ValueError):
+    """A credential's value or user id cannot be stored (empty, too long, control characters)."""
+
+
+class SurfaceError(OracleError, ValueError):
+    """An oracle's surface is configured in a way that cannot be honoured.
+
+    Raised for a specialist surface that names no tool, more than ten, a whole plugin, a
+    meta-tool, a duplicate, an unknown tool, or that is mixed with the catalog surface; and
+    for a ``[surface]`` table in ``oracle.toml`` that is not a valid surface.
+
+    Attributes:
+        problems: every problem found, each a sentence naming the bad entry and the fix;
+            the message lists them all (a single problem is the message itself).
+    """
+
+    def __init__(self, message: str, *, problems: Sequence[str] = ()) -> None:
+        super().__init__(message)
+        self.problems = list(problems) or [message]
+
+
+class StoreSchemaError(OracleError):
+    """The database's schema cannot be used by this release of oracle-core.
+
+    Raised when the tables are at a newer version than this release knows (another process
+    runs a newer release), or no schema exists to hold them. The message names the schema,
+    both versions and the fix (``oracle db status`` shows where a database stands).
+    """
+
+
+class OperationError(OracleError):
+    """An operation (an approval, a connection, a background call) cannot be handled as asked.
+
+    Raised, for example, when the approved call's tool is not loaded any more (the plugin
+    was removed): nothing runs and the decision is not recorded.
+
+    Attributes:
+        operation_id: the operation's id.
+    """
+
+    def __init__(self, message: str, *, operation_id: str = "") -> None:
+        super().__init__(message)
+        self.operation_id = operation_id
+
+
+class OperationNotFoundError(OperationError, LookupError):
+    """No operation has this id (HTTP 404); the message never says whether one exists elsewhere."""
+
+
+class DecisionConflictError(OperationError):
+    """A different decision was recorded first for this operation (HTTP 409).
+
+    Attributes:
+        status: the status the operation has (``approved``, ``denied``, ``cancelled``...).
+    """
+
+    def __init__(self, message: str, *, operation_id: str = "", status: str = "") -> None:
+        super().__init__(message, operation_id=operation_id)
+        self.status = status
+
+
+class ThreadWaitingError(OperationError):
+    """A new message came to a thread whose run waits for an operation (an approval, ...).
+
+    The message names the operation and how to settle it (approve, deny or cancel it).
+    """
+
+
+class ApprovalConfigError(OracleError, ValueError):
+    """The ``[approvals]`` table of ``oracle.toml`` is not valid; the message names the key."""

@@ -10,7 +10,7 @@ plugins'; one with nothing of its own to wrap is refused when the plugin is regi
 The hooks come in two phases, and what a hook receives is complete for its phase:
 
 - **assembly** (``oracle_manifest``, ``oracle_tools``, ``oracle_middleware``,
-  ``oracle_routes``): once, when the :class:`~oracle_core.Oracle` is built; sync only;
+  ``oracle_routes``, then ``oracle_mcp_servers``): once, when the :class:`~oracle_core.Oracle` is built; sync only;
   ``oracle`` is a :class:`~oracle_core.host.PluginHost` (settings and per-oracle plugin
   state; no registry, store or model yet).
 - **lifecycle** (``oracle_startup``, ``oracle_shutdown``): when the oracle starts and
@@ -32,6 +32,7 @@ import pluggy
 if TYPE_CHECKING:
     from oracle_core.host import OracleHandle, PluginHost
     from oracle_core.manifest import PluginManifest
+    from oracle_core.mcp.config import MCPServer
     from oracle_core.routes import Route
     from oracle_core.run.middleware import Middleware
     from oracle_core.tools import Tool
@@ -44,12 +45,18 @@ hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
 
 
 @hookspec
-def oracle_manifest() -> PluginManifest:  # type: ignore[empty-body]
+def oracle_manifest(oracle: PluginHost) -> PluginManifest:  # type: ignore[empty-body]
     """Describe the plugin. Required: exactly one implementation per plugin.
 
     When: once, at assembly (when the :class:`~oracle_core.Oracle` is built), before the
     plugin's other hooks. Sync only; it runs on the assembly worker thread under the hook
     timeout.
+
+    Args:
+        oracle: a :class:`~oracle_core.host.PluginHost` (see ``oracle_tools``), for a
+            manifest that depends on the operator's settings (e.g. a plugin whose tier
+            follows a mode in ``oracle.settings.plugin_config(name)``). Most plugins take
+            no argument.
 
     Returns:
         A :class:`~oracle_core.PluginManifest` (a plain ``dict`` of the same fields is
@@ -68,7 +75,9 @@ def oracle_tools(config: Mapping[str, Any], oracle: PluginHost) -> list[Tool]:  
 
     Args:
         config: this plugin's configuration (``[plugins.<name>]`` in ``oracle.toml``, with
-            ``$env`` values and ``ORACLE_PLUGIN_<NAME>__<KEY>`` overrides applied).
+            ``$env`` values and ``ORACLE_PLUGIN_<NAME>__<KEY>`` overrides applied): an
+            instance of the config model the manifest declares (``PluginManifest(config=
+            MyConfig)``, validated before this hook is called), else a dict.
         oracle: a :class:`~oracle_core.host.PluginHost`. At assembly it offers
             ``oracle.settings`` (home, database path, ...) and ``oracle.plugin_state(name)``
             (a per-oracle dict that startup, tools and shutdown see too). The registry, the
@@ -116,6 +125,29 @@ def oracle_routes(config: Mapping[str, Any], oracle: PluginHost) -> list[Route]:
         A list of :class:`~oracle_core.Route`. Routes require the server's bearer token
         unless marked ``public=True``; paths must be plain (no ``.``, ``..``, empty
         segments) and unique within the plugin.
+    """
+
+
+@hookspec
+def oracle_mcp_servers(config: Mapping[str, Any], oracle: PluginHost) -> list[MCPServer]:  # type: ignore[empty-body]
+    """Ship MCP servers: each becomes an on-demand plugin of its own, named by the server.
+
+    When: once, at assembly, after every plugin's other assembly hooks, for the plugins
+    that assembled. Sync only, under the hook timeout. The servers are assembled after the
+    installed plugins and the ``[mcp.<name>]`` tables of ``oracle.toml`` (see docs/mcp.md):
+    a server whose name is taken is left out, reported, never the plugin that had the name.
+    ``ORACLE_LOAD_PLUGINS`` and ``ORACLE_DISABLE_PLUGINS`` select them by that name. A
+    server starts only when a thread loads it or its tool is first called.
+
+    Args:
+        config: this plugin's configuration (e.g. a token to put in a server's ``env``
+            or ``headers``).
+        oracle: a :class:`~oracle_core.host.PluginHost` (see ``oracle_tools``).
+
+    Returns:
+        A list of :class:`~oracle_core.MCPServer` (a stdio ``command`` or an HTTP ``url``,
+        and optional manifest fields). Anything else is reported naming this plugin, and
+        its servers are left out.
     """
 
 

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from oracle_core.context import ToolHost
 
 if TYPE_CHECKING:
+    from oracle_core.connections.secret import Secret
     from oracle_core.models.base import Model
     from oracle_core.plugins.registry import Registry
     from oracle_core.run.events import Event
@@ -91,4 +92,10 @@ class OracleHandle(ToolHost, Protocol):
 
     async def run(self, thread_id: str, message: str, *, user_id: str = ...) -> RunResult:
         """Run one user message on a thread to its answer."""
+        ...
+
+    async def supply_credential(
+        self, plugin: str, name: str, value: str | Secret, *, user_id: str = ...
+    ) -> list[RunResult]:
+        """Store a credential (sealed) and resume the runs waiting on it (an OAuth callback)."""
         ...

@@ -16,6 +16,8 @@ from pydantic import (
     model_validator,
 )
 
+from oracle_core.connections.model import Connection
+
 Visibility = Literal["always", "on-demand", "silent"]
 """How a plugin (or a single tool) is shown to the model; see docs/plugin-authors.md."""
 
@@ -67,6 +69,20 @@ class PluginManifest(BaseModel):
     category: str | None = None
     version: str | None = Field(default=None, description="Defaults to the distribution's.")
     depends_on: list[str] = Field(default_factory=list, description="Names of other plugins.")
+    approval: bool = Field(
+        default=False,
+        description="Whether its tools' calls need a person's approval unless a tool says "
+        "otherwise with @tool(approval=...) (docs/waits.md).",
+    )
+    connections: list[Connection] = Field(
+        default_factory=list, description="Credentials its tools need (docs/connections.md)."
+    )
+    config: type[BaseModel] | None = Field(
+        default=None,
+        exclude=True,  # a Python class: never part of what the model or the cache reads
+        description="A pydantic model of the plugin's `[plugins.<name>]` settings: validated "
+        "at assembly, handed to its hooks and tools (ToolContext.config) as an instance.",
+    )
 
     @field_validator("name")
     @classmethod
@@ -80,6 +96,18 @@ class PluginManifest(BaseModel):
             raise ValueError(
                 f"{value!r} is not a valid plugin name: use lowercase letters, digits, '-' and '_', "
                 f"starting with a letter (for example {suggestion!r})"
+            )
+        return value
+
+    @field_validator("connections")
+    @classmethod
+    def _check_connections(cls, value: list[Connection]) -> list[Connection]:
+        names = [c.name for c in value]
+        repeated = sorted({n for n in names if names.count(n) > 1})
+        if repeated:
+            raise ValueError(
+                f"declares connection {repeated[0]!r} more than once: give each connection "
+                "one entry with a unique name"
             )
         return value
 

@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import dataclasses
 import logging
+import os
 import weakref
 from collections.abc import AsyncIterator, Sequence
 from contextlib import aclosing
@@ -20,13 +21,30 @@ from typing import Any
 import pluggy
 
 from oracle_core.capabilities.prompt import DEFAULT_INSTRUCTIONS, tier1_warning
-from oracle_core.errors import OracleClosedError, PluginLoadError, StrictPluginError
+from oracle_core.capabilities.surface import (
+    Catalog,
+    Specialist,
+    Surface,
+    specialist_tools,
+    surface_from_config,
+)
+from oracle_core.connections.check import ConnectionCheck
+from oracle_core.connections.credentials import ConnectionStatus, Credentials, statuses
+from oracle_core.connections.secret import Secret
+from oracle_core.connections.supply import supply_credential
+from oracle_core.errors import (
+    OracleClosedError,
+    PluginLoadError,
+    StrictPluginError,
+    SurfaceError,
+)
 from oracle_core.host import PluginHost, PluginStates
+from oracle_core.mcp.assembly import add_mcp_servers, split_servers
 from oracle_core.models.base import Model
 from oracle_core.plugins.discovery import find_entry_points, select
 from oracle_core.plugins.lifecycle import Lifecycle
 from oracle_core.plugins.loader import Candidate, assemble, new_plugin_manager, source_for_object
-from oracle_core.plugins.registry import Registry
+from oracle_core.plugins.registry import Plugin, Registry
 from oracle_core.run.chain import MiddlewareChain
 from oracle_core.run.deps import RunDeps
 from oracle_core.run.events import Event
@@ -34,12 +52,18 @@ from oracle_core.run.executor import ToolExecutor
 from oracle_core.run.limits import RunLimits
 from oracle_core.run.locks import ThreadLocks
 from oracle_core.run.loop import Run
+from oracle_core.run.operations import Operation
 from oracle_core.run.pool import SyncToolPool
 from oracle_core.run.requests import RequestBuilder
 from oracle_core.run.result import RunResult
 from oracle_core.run.threads import ThreadCache
+from oracle_core.run.waits import decisions
+from oracle_core.run.waits.approvals import ApprovalCheck, ApprovalPolicy
+from oracle_core.run.waits.background import BackgroundWork
+from oracle_core.run.waits.checks import WaitCheck
 from oracle_core.settings import Settings
 from oracle_core.store.base import Checkpointer
+from oracle_core.store.opening import open_store
 
 log = logging.getLogger("oracle_core")
 
@@ -53,7 +77,8 @@ class Oracle:
     the store opens and litellm is imported on first use.
 
     Args:
-        plugins: plugin modules or objects to register from code, before any entry point.
+        plugins: plugin modules or objects to register from code, before any entry point;
+            an :class:`~oracle_core.MCPServer` among them is imported as an MCP plugin.
         entry_points: also load the installed ``oracle.plugins`` entry points (filtered by
             ``ORACLE_LOAD_PLUGINS`` and ``ORACLE_DISABLE_PLUGINS``).
         settings: operator settings; default :meth:`Settings.from_env`.
@@ -69,9 +94,15 @@ class Oracle:
         limits: every run limit at once (steps, concurrency, timeouts, result and text
             caps, sync-tool workers, busy wait); default ``settings.run_limits``, read from
             the environment. The three above, when given, win over it.
+        surface: what the model is shown: :class:`~oracle_core.Catalog` (meta-tools,
+            Tier-1 block, tools on demand) or :class:`~oracle_core.Specialist` (exactly
+            1 to 10 named tools, nothing else); default the ``[surface]`` table of
+            ``oracle.toml``, else the catalog. Given here, it wins over ``oracle.toml``.
 
     Raises:
         StrictPluginError: when ``settings.strict`` is set and any plugin failed.
+        SurfaceError: when the surface names a tool this oracle does not have, a whole
+            plugin, or is otherwise invalid (the message says how to fix it).
     """
 
     def __init__(
@@ -88,6 +119,7 @@ class Oracle:
         tool_concurrency: int | None = None,
         tool_timeout: float | None = None,
         limits: RunLimits | None = None,
+        surface: Surface | None = None,
     ) -> None:
         self.settings = settings or Settings.from_env()
         self.instructions = instructions
@@ -101,20 +133,25 @@ class Oracle:
         self._states = PluginStates()
         self.plugin_manager: pluggy.PluginManager = new_plugin_manager()
         self._registry = self._assemble(plugins, entry_points, path)
+        self._surface = self._choose_surface(surface)
         self._requests: RequestBuilder | None = None
         self._model = model
         self._checkpointer = checkpointer
         self._locks = ThreadLocks()
         self._deps: RunDeps | None = None
+        self._background: BackgroundWork | None = None
+        self._waits: list[WaitCheck] | None = None
         self._start_lock: asyncio.Lock | None = None
         self._lifecycle: Lifecycle | None = None
         self._runner: asyncio.Runner | None = None
+        self._credentials: Credentials | None = None
         self._closed = False
 
     def _assemble(
         self, plugins: Sequence[Any], entry_points: bool, path: Sequence[str] | None
     ) -> Registry:
         settings = self.settings
+        plugins, servers = split_servers(plugins)
         candidates = [Candidate(source_for_object(obj), obj) for obj in plugins]
         early: list[PluginLoadError] = []
         if entry_points:
@@ -130,15 +167,28 @@ class Oracle:
                 )
                 for name in missing
             ]
-        registry = assemble(
-            candidates,
-            manager=self.plugin_manager,
-            host=PluginHost(settings, self._states),
-            failures=early,
-        )
+        host = PluginHost(settings, self._states)
+        registry = assemble(candidates, manager=self.plugin_manager, host=host, failures=early)
+        registry = add_mcp_servers(registry, manager=self.plugin_manager, host=host, code=servers)
         if settings.strict and registry.failures:
             raise StrictPluginError(list(registry.failures))
         return registry
+
+    def _choose_surface(self, surface: Surface | None) -> Surface:
+        """The surface given, else ``[surface]`` of ``oracle.toml``; checked against the plugins."""
+        if surface is None:
+            source = f"[surface] in {self.settings.config_path}"
+            surface = surface_from_config(
+                self.settings.surface_config(), self._registry, source=source
+            )
+        if not isinstance(surface, Catalog | Specialist):
+            raise SurfaceError(
+                f"Oracle(surface=...) takes Catalog() or Specialist(tools=[...]), not "
+                f"{type(surface).__name__}"
+            )
+        if isinstance(surface, Specialist):
+            specialist_tools(surface, self._registry)  # fails now, not on the first run
+        return surface
 
     # -- what the oracle is made of ------------------------------------------------------------
 
@@ -148,9 +198,41 @@ class Oracle:
         return self._registry
 
     @property
+    def surface(self) -> Surface:
+        """What the model is shown: the catalog (default) or a specialist surface."""
+        return self._surface
+
+    @property
     def started(self) -> bool:
         """Whether every startup hook has run (and the oracle is not closed)."""
         return self._deps is not None
+
+    def replace_plugin(self, plugin: Plugin) -> None:
+        """Put ``plugin`` in the place of the assembled plugin of the same name.
+
+        For a plugin whose tools change while the oracle runs (an MCP server that sent
+        ``notifications/tools/list_changed``). Runs already going keep the registry they
+        started with; the next run, request, search and ``oracle.registry`` see the new one.
+        The caller checks the new tools (names unique, schemas valid) before.
+
+        Raises:
+            KeyError: when the oracle has no plugin called ``plugin.name``.
+        """
+        current = self._registry
+        if plugin.name not in current:
+            raise KeyError(f"the oracle has no plugin {plugin.name!r} to replace")
+        self._registry = Registry(
+            plugins={n: plugin if n == plugin.name else p for n, p in current.plugins.items()},
+            failures=current.failures,
+            warnings=current.warnings,
+        )
+        if self._deps is not None:
+            self._deps = dataclasses.replace(
+                self._deps,
+                requests=self.requests,
+                executor=self._executor(self._registry),
+                middleware=MiddlewareChain(self._registry.middleware()),
+            )
 
     def plugin_state(self, plugin: str) -> dict[str, Any]:
         """A dict a plugin may keep per-oracle state in (connections, caches), by plugin name.
@@ -163,11 +245,13 @@ class Oracle:
 
     @property
     def checkpointer(self) -> Checkpointer:
-        """The thread store (SQLite under ``ORACLE_HOME`` unless one was given)."""
+        """The thread store: the one given, else Postgres when ``ORACLE_DATABASE_URL`` is set,
+        else SQLite under ``ORACLE_HOME`` (see :func:`~oracle_core.store.opening.open_store`)."""
         if self._checkpointer is None:
-            from oracle_core.store.sqlite import SQLiteCheckpointer
-
-            self._checkpointer = SQLiteCheckpointer(self.settings.database_path)
+            settings = self.settings
+            self._checkpointer = open_store(
+                settings.database_url, settings.database_path, pool_size=settings.database_pool_size
+            )
         return self._checkpointer
 
     @property
@@ -184,7 +268,10 @@ class Oracle:
                 from oracle_core.models.openai import model_for
 
                 self._model = model_for(
-                    name, api_base=self.settings.api_base, env=self.settings.env
+                    name,
+                    api_base=self.settings.api_base,
+                    api_key=self.settings.api_key,
+                    env=self.settings.env,
                 )
             else:
                 from oracle_core.models.demo import DemoModel
@@ -196,7 +283,7 @@ class Oracle:
     def requests(self) -> RequestBuilder:
         """Builds each step's model request (system prompt, the gate's tools, token split)."""
         if self._requests is None or self._requests.registry is not self._registry:
-            self._requests = RequestBuilder(self._registry, self.instructions)
+            self._requests = RequestBuilder(self._registry, self.instructions, self.surface)
         return self._requests
 
     @property
@@ -211,6 +298,8 @@ class Oracle:
 
     def tier1_warning(self) -> str | None:
         """A warning when the Tier-1 block costs more than ``settings.tier1_budget`` tokens."""
+        if isinstance(self.surface, Specialist):  # no Tier-1 block on that surface
+            return None
         return tier1_warning(self._registry, self.settings.tier1_budget)
 
     async def prompt_report(self, thread_id: str) -> dict[str, Any]:
@@ -224,10 +313,12 @@ class Oracle:
             model=self.model.name,
             messages=state.messages,
             loaded=state.loaded_plugins,
+            operations=bool(await self.checkpointer.list_operations(thread_id=thread_id, limit=1)),
         )
         return {
             "thread_id": thread_id,
             "model": self.model.name,
+            "surface": self.surface.describe(),
             "loaded_plugins": state.loaded_plugins,
             "thread_usage": state.usage.as_dict(),
             "system_prompt": request.system_prompt,
@@ -284,13 +375,34 @@ class Oracle:
         self._registry = await self._lifecycle.start(self)
         await self.checkpointer.mark_interrupted()
 
+    def _wait_checks(self) -> list[WaitCheck]:
+        """The wait hook's checks, asked in order about every call (docs/waits.md)."""
+        source = f"[approvals] in {self.settings.config_path}"
+        policy = ApprovalPolicy.from_config(self.settings.approvals_config(), source)
+        return [ApprovalCheck(policy), ConnectionCheck(self.credentials)]
+
+    def _executor(self, registry: Registry) -> ToolExecutor:
+        """The tool executor of ``registry``, with the wait checks and background calls."""
+        if self._background is None:
+            self._background = BackgroundWork(self.checkpointer, self._pool, self.limits)
+        if self._waits is None:
+            self._waits = self._wait_checks()
+        return ToolExecutor(
+            registry,
+            self.limits,
+            self,
+            self._pool,
+            waits=self._waits,
+            background=self._background,
+        )
+
     def _build_deps(self) -> RunDeps:
         registry = self._registry
         return RunDeps(
             model=self.model,
             store=self.checkpointer,
             requests=self.requests,
-            executor=ToolExecutor(registry, self.limits, self, self._pool),
+            executor=self._executor(registry),
             middleware=MiddlewareChain(registry.middleware()),
             limits=self.limits,
             locks=self._locks,
@@ -307,6 +419,8 @@ class Oracle:
             if lifecycle is not None:
                 await lifecycle.stop(self)
         finally:
+            if self._background is not None:
+                await self._background.close()
             self._pool.close()
             if isinstance(self._model, Model):
                 await self._model.aclose()
@@ -339,12 +453,15 @@ class Oracle:
 
         Starts the oracle first if needed. Runs on one thread are serialized; the last
         event is always :class:`~oracle_core.RunFinished`. Closing the iterator early
-        (``aclose()``) cancels the run and saves it as ``cancelled``.
+        (``aclose()``) cancels the run and saves it as ``cancelled``. Every event is also
+        published to the store's channel (``checkpointer.events``) for the thread's followers.
         """
         deps = await self._running()
         run = Run(deps, thread_id, message, user_id=user_id, stream=text_deltas)
+        channel = deps.store.events  # followers of the thread, in any process, see it too
         async with aclosing(run.events()) as events:
             async for event in events:
+                channel.publish(thread_id, event)
                 yield event
 
     async def run(self, thread_id: str, message: str, *, user_id: str = "default") -> RunResult:
@@ -359,6 +476,136 @@ class Oracle:
         as ``with Oracle(...) as oracle:``) to run the shutdown hooks and close the store.
         """
         return self._loop().run(self.run(thread_id, message, user_id=user_id))
+
+    # -- operations: approvals, connections, background calls (docs/waits.md) -------------------
+
+    async def decide(
+        self, operation_id: str, *, approve: bool, reason: str | None = None
+    ) -> RunResult:
+        """Decide an approval, once, and resume its run, once.
+
+        The decision is a compare-and-set in the store; the approved call then runs with
+        exactly its saved arguments and the model loop goes on, or a denial tells the model
+        a person declined (with ``reason``). The same decision again answers with the
+        first outcome.
+
+        Raises:
+            OperationNotFoundError: for an unknown id.
+            DecisionConflictError: when a different decision was recorded first (a passed
+                deadline counts as a denial).
+            OperationError: when it is not an approval, or the approved tool is gone
+                (nothing runs and nothing is recorded then).
+        """
+        return await decisions.decide(
+            await self._running(), operation_id, approve=approve, reason=reason
+        )
+
+    def decide_sync(
+        self, operation_id: str, *, approve: bool, reason: str | None = None
+    ) -> RunResult:
+        """:meth:`decide` for scripts (on :meth:`run_sync`'s event loop)."""
+        return self._loop().run(self.decide(operation_id, approve=approve, reason=reason))
+
+    async def resume_operation(self, operation_id: str) -> RunResult:
+        """Resume the run of a settled wait, exactly once (the first outcome again after).
+
+        For waits settled by other means than :meth:`decide` (a supplied connection).
+
+        Raises:
+            OperationNotFoundError: for an unknown id.
+            OperationError: when it is still open, or its call's tool is gone.
+        """
+        return await decisions.resume(await self._running(), operation_id)
+
+    async def operations(
+        self, *, thread_id: str | None = None, status: str | None = None
+    ) -> list[Operation]:
+        """Operations, oldest first; ``thread_id`` and ``status`` narrow the list."""
+        deps = await self._running()
+        return await deps.store.list_operations(thread_id=thread_id, status=status)
+
+    def operations_sync(
+        self, *, thread_id: str | None = None, status: str | None = None
+    ) -> list[Operation]:
+        """:meth:`operations` for scripts."""
+        return self._loop().run(self.operations(thread_id=thread_id, status=status))
+
+    async def operation(self, operation_id: str) -> Operation:
+        """One operation.
+
+        Raises:
+            OperationNotFoundError: for an unknown id.
+        """
+        return await decisions.get(await self._running(), operation_id)
+
+    def operation_sync(self, operation_id: str) -> Operation:
+        """:meth:`operation` for scripts."""
+        return self._loop().run(self.operation(operation_id))
+
+    async def cancel_operation(self, operation_id: str) -> Operation:
+        """Cancel an operation: a background call stops, a wait's call is answered cancelled.
+
+        Raises:
+            OperationNotFoundError: for an unknown id.
+            DecisionConflictError: when it was settled otherwise first.
+        """
+        return await decisions.cancel(await self._running(), operation_id)
+
+    def cancel_operation_sync(self, operation_id: str) -> Operation:
+        """:meth:`cancel_operation` for scripts."""
+        return self._loop().run(self.cancel_operation(operation_id))
+
+    # -- connections (docs/connections.md) -------------------------------------------------------
+
+    @property
+    def credentials(self) -> Credentials:
+        """The credential store: sealed in the checkpointer, key from ``ORACLE_SECRET_KEY``."""
+        if self._credentials is None:
+            env = self.settings.env or os.environ  # Settings(...) made in code reads none
+            self._credentials = Credentials(self.checkpointer, env)
+        return self._credentials
+
+    async def supply_credential(
+        self, plugin: str, name: str, value: str | Secret, *, user_id: str = "default"
+    ) -> list[RunResult]:
+        """Store a credential (sealed) and resume the runs waiting on it, each exactly once.
+
+        For a per-user connection it is ``user_id``'s credential; a shared one serves every
+        user, and every run waiting on it resumes. A plugin's OAuth callback route calls
+        this with the token it obtained.
+
+        Returns:
+            The outcome of each run this call resumed (none waited: an empty list).
+
+        Raises:
+            UnknownConnectionError: when no loaded plugin ``plugin`` declares ``name``.
+            InvalidCredentialError: for an empty, too long or multi-line value, or a bad user id.
+            SecretKeyError: when ``ORACLE_SECRET_KEY`` is missing or invalid (nothing is stored).
+        """
+        return await supply_credential(self, plugin, name, value, user_id=user_id)
+
+    def supply_credential_sync(
+        self, plugin: str, name: str, value: str | Secret, *, user_id: str = "default"
+    ) -> list[RunResult]:
+        """:meth:`supply_credential` for scripts (on :meth:`run_sync`'s event loop)."""
+        return self._loop().run(self.supply_credential(plugin, name, value, user_id=user_id))
+
+    async def delete_credential(self, plugin: str, name: str, *, user_id: str = "default") -> bool:
+        """Remove a stored credential; ``True`` when there was one.
+
+        A credential of a connection no loaded plugin declares any more (the plugin was
+        removed) is removed too: ``user_id``'s, else the shared one.
+
+        Raises:
+            UnknownConnectionError: when no loaded plugin ``plugin`` declares ``name`` and
+                nothing is stored under that name.
+        """
+        return await self.credentials.delete_named(self.registry, plugin, name, user_id)
+
+    async def connection_statuses(self, *, user_id: str | None = None) -> list[ConnectionStatus]:
+        """Every declared connection and whether it is set, per user, never with a value."""
+        records = await self.checkpointer.credentials()  # shared ones are stored under ""
+        return statuses(self.registry, records, user_id)
 
     def close_sync(self) -> None:
         """:meth:`close` for scripts that used :meth:`run_sync`."""

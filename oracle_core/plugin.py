@@ -5,11 +5,14 @@ plugins; the same names are importable from here, where nothing an embedding app
 needs gets in the way.
 """
 
+from oracle_core.connections.model import Connection
+from oracle_core.connections.secret import Secret
 from oracle_core.context import ToolContext, ToolHost
 from oracle_core.errors import ToolError
 from oracle_core.hookspecs import hookimpl, hookspec
 from oracle_core.host import OracleHandle, PluginHost
 from oracle_core.manifest import Example, PluginManifest, Visibility
+from oracle_core.mcp.config import MCPServer
 from oracle_core.routes import Route
 from oracle_core.run.messages import ModelRequest, ModelResponse, ToolCall, ToolResult
 from oracle_core.run.middleware import Middleware, ModelHandler, ToolHandler
@@ -17,7 +20,9 @@ from oracle_core.store.plugin_store import SQLiteStore, connect_sqlite
 from oracle_core.tools import Tool, tool
 
 __all__ = [
+    "Connection",
     "Example",
+    "MCPServer",
     "Middleware",
     "ModelHandler",
     "ModelRequest",
@@ -27,6 +32,7 @@ __all__ = [
     "PluginManifest",
     "Route",
     "SQLiteStore",
+    "Secret",
     "Tool",
     "ToolCall",
     "ToolContext",

@@ -11,10 +11,11 @@ import re
 import threading
 import types
 import typing
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast, overload
 
+from docstring_parser import ParseError, google
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -25,13 +26,19 @@ from pydantic import (
     create_model,
 )
 
+from oracle_core.connections.model import check_connection_name
 from oracle_core.context import ToolContext
 from oracle_core.errors import ToolArgumentsError, ToolDefinitionError
 from oracle_core.manifest import VISIBILITIES, Visibility
 
+ApprovalPredicate = Callable[[Mapping[str, Any], ToolContext], bool]
+"""Decides per call whether it needs approval, from the validated arguments and the context."""
+
 TOOL_NAME_PATTERN = re.compile(r"[a-zA-Z0-9_-]{1,64}")
 """Tool names as providers accept them (OpenAI, Anthropic); always matched whole."""
-_SECTION = re.compile(r"^(Args|Arguments|Parameters|Returns|Raises|Yields|Examples?|Notes?):\s*$")
+# The Google-style sections docstring_parser knows, and notes: a description ends at the first.
+_SECTIONS = (*(section.title for section in google.DEFAULT_SECTIONS), "Note", "Notes")
+_SECTION = re.compile(rf"^({'|'.join(map(re.escape, _SECTIONS))}):\s*$")
 
 
 @dataclass(frozen=True)
@@ -63,15 +70,54 @@ class _Arguments:
         *,
         schema: dict[str, Any] | None = None,
         model: type[BaseModel] | None = None,
+        context: str | None = None,
+        function: Callable[..., Any] | None = None,
     ) -> None:
         self.name = name
         self.where = where
-        self.parameters = tuple(parameters)
-        self._lock = threading.Lock()
+        self._parameters: tuple[_Parameter, ...] | None = tuple(parameters)
+        self._context = context
+        self._function = function
+        if function is not None:
+            self._parameters = None  # read from the signature on first need
+        self._read_error: ToolDefinitionError | None = None
+        self._lock = threading.RLock()
         self._schema = schema
+        self._primer: Callable[[], Any] | None = None
         self._model = model
         self._error: ToolDefinitionError | None = None
         self._given = schema is not None
+
+    @property
+    def parameters(self) -> tuple[_Parameter, ...]:
+        """The parameters the model fills in, read from the function's signature once.
+
+        Raises:
+            ToolDefinitionError: when a parameter has no type hint, a hint cannot be
+                resolved, or the function takes ``*args`` / ``**kwargs``.
+        """
+        if self._parameters is None:
+            with self._lock:
+                if self._parameters is None:
+                    self._read()
+        assert self._parameters is not None
+        return self._parameters
+
+    @property
+    def context_parameter(self) -> str | None:
+        """The parameter that receives the call's :class:`ToolContext`, if the tool asks."""
+        self.parameters  # noqa: B018 - reads the signature, which names it
+        return self._context
+
+    def _read(self) -> None:
+        if self._read_error is not None:
+            raise self._read_error
+        assert self._function is not None
+        try:
+            self._parameters, self._context = _read_signature(self._function, self.where)
+        except ToolDefinitionError as error:
+            self._read_error = error
+            raise
 
     @property
     def given(self) -> bool:
@@ -81,7 +127,7 @@ class _Arguments:
     @property
     def built(self) -> bool:
         """Whether the JSON schema is known (built, given, or primed from a cache)."""
-        return self._schema is not None
+        return self._schema is not None or self._primer is not None
 
     @property
     def simple(self) -> bool:
@@ -93,7 +139,7 @@ class _Arguments:
         if self._schema is None:
             with self._lock:
                 if self._schema is None:
-                    self._schema = self._build_schema()
+                    self._schema = self._primed() or self._build_schema()
         return self._schema
 
     def model(self) -> type[BaseModel]:
@@ -104,23 +150,58 @@ class _Arguments:
                     self._model = self._build_model()
         return self._model
 
-    def prime(self, schema: dict[str, Any]) -> None:
-        """Take ``schema`` as the JSON schema (from a cache that built it for this signature)."""
+    def prime(self, schema: Callable[[], Any]) -> None:
+        """Take what ``schema()`` returns as the JSON schema, when it is first needed.
+
+        For a cache that built the schema for this signature: reading it is left until a
+        request shows the tool. Should it give no JSON object then, the schema is built.
+        """
         with self._lock:
             if self._schema is None:
-                self._schema = schema
+                self._primer = schema
+
+    def _primed(self) -> dict[str, Any] | None:
+        primer, self._primer = self._primer, None
+        if primer is None:
+            return None
+        try:
+            schema = primer()
+        except ValueError:
+            return None
+        return schema if isinstance(schema, dict) else None
 
     def fingerprint(self) -> str:
         """A digest of everything the schema is built from, for the start-up cache.
 
         Two tools with the same fingerprint get the same schema, as long as the types
         they name are defined by unchanged files (the cache checks those separately).
+        A tool made with ``@tool`` is fingerprinted from its function as written (its
+        raw annotations, defaults and docstring), so that a warm start reads no signature.
         """
-        text = repr(
-            [self.name, [(p.name, _hint_name(p.hint), repr(p.default), p.description)
-                         for p in self.parameters]]
-        )  # fmt: skip
+        if self._function is not None:
+            fn = self._function
+            text = repr(
+                [self.name, getattr(fn, "__module__", None), getattr(fn, "__qualname__", None),
+                 getattr(fn, "__doc__", None), _raw_annotations(fn),
+                 getattr(fn, "__defaults__", None), getattr(fn, "__kwdefaults__", None)]
+            )  # fmt: skip
+        else:
+            text = repr(
+                [self.name, [(p.name, _hint_name(p.hint), repr(p.default), p.description)
+                             for p in self.parameters]]
+            )  # fmt: skip
         return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+    def hint_classes(self) -> list[type]:
+        """The classes the parameters' type hints name (their files key the start-up cache).
+
+        Read from the raw annotations when they are objects; postponed (string)
+        annotations are resolved first, which reads the signature.
+        """
+        annotations = _raw_annotations(self._function) if self._function is not None else None
+        if annotations is not None and not any(isinstance(a, str) for a in annotations.values()):
+            return _classes(annotations.values())
+        return _classes(p.hint for p in self.parameters)
 
     def _build_schema(self) -> dict[str, Any]:
         fast = _simple_object_schema(self.parameters)
@@ -180,6 +261,14 @@ class Tool:
         function: the wrapped function, sync or async.
         visibility: overrides the plugin's tier for this tool when set.
         timeout: seconds the call may take before the runtime abandons it (``None``: default).
+        connections: the connections of its plugin it needs (read with
+            :meth:`ToolContext.credential`); a call waits until each one is set.
+        approval: whether a call needs a person's approval before it runs: ``True``,
+            ``False``, or a predicate ``(arguments, context) -> bool`` over the validated
+            arguments; ``None`` (the default) follows the plugin's ``approval`` default.
+            See docs/waits.md.
+        background: a call returns an operation id at once and the work goes on; the
+            model inspects it with ``get_operation`` (see docs/waits.md).
     """
 
     name: str
@@ -187,7 +276,9 @@ class Tool:
     function: Callable[..., Any]
     visibility: Visibility | None = None
     timeout: float | None = None
-    context_parameter: str | None = field(default=None, repr=False)
+    connections: tuple[str, ...] = ()
+    approval: bool | ApprovalPredicate | None = None
+    background: bool = False
     _arguments: _Arguments = field(default=None, repr=False)  # type: ignore[assignment]
 
     def __init__(
@@ -201,6 +292,9 @@ class Tool:
         args_model: type[BaseModel] | None = None,
         context_parameter: str | None = None,
         *,
+        connections: Sequence[str] = (),
+        approval: bool | ApprovalPredicate | None = None,
+        background: bool = False,
         _arguments: _Arguments | None = None,
     ) -> None:
         """A tool from a ready JSON schema (``parameters``) and optional argument model.
@@ -218,6 +312,9 @@ class Tool:
                 _arguments.parameters if _arguments is not None else (),
                 schema=parameters,
                 model=args_model or _given_model(_arguments),
+                context=context_parameter
+                if context_parameter is not None or _arguments is None
+                else _arguments.context_parameter,
             )
         elif _arguments is None:
             raise TypeError(f"tool {name!r}: give parameters (a JSON schema), or use @tool")
@@ -227,7 +324,9 @@ class Tool:
             ("function", function),
             ("visibility", visibility),
             ("timeout", timeout),
-            ("context_parameter", context_parameter),
+            ("connections", tuple(connections)),
+            ("approval", approval),
+            ("background", background),
             ("_arguments", _arguments),
         ):
             object.__setattr__(self, key, value)
@@ -240,6 +339,11 @@ class Tool:
             ToolDefinitionError: when pydantic cannot describe a parameter's type.
         """
         return self._arguments.schema()
+
+    @property
+    def context_parameter(self) -> str | None:
+        """The parameter that receives the call's :class:`ToolContext` (never in the schema)."""
+        return self._arguments.context_parameter
 
     @property
     def args_model(self) -> type[BaseModel]:
@@ -331,6 +435,9 @@ def tool(
     description: str | None = None,
     visibility: Visibility | None = None,
     timeout: float | None = None,
+    connections: Sequence[str] = (),
+    approval: bool | ApprovalPredicate | None = None,
+    background: bool = False,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 
 
@@ -342,6 +449,9 @@ def tool(
     description: str | None = None,
     visibility: Visibility | None = None,
     timeout: float | None = None,
+    connections: Sequence[str] = (),
+    approval: bool | ApprovalPredicate | None = None,
+    background: bool = False,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Turn a typed function, sync or async, into a :class:`Tool`.
 
@@ -352,6 +462,11 @@ def tool(
     the schema.
 
     Use it bare (``@tool``) or with overrides (``@tool(name="x", visibility="always")``).
+    ``connections=["github"]`` names connections of the plugin the tool needs: a call
+    waits until each is set, and the tool reads them with :meth:`ToolContext.credential`.
+    ``approval=True`` (or a predicate ``(arguments, context) -> bool``) makes a call wait
+    for a person's approval; ``background=True`` makes a call return an operation id at
+    once while the work goes on (docs/waits.md).
 
     Raises:
         ToolDefinitionError: when a parameter has no type hint, the tool has no
@@ -360,7 +475,14 @@ def tool(
 
     def decorate(fn: Callable[..., Any]) -> Tool:
         return _build_tool(
-            fn, name=name, description=description, visibility=visibility, timeout=timeout
+            fn,
+            name=name,
+            description=description,
+            visibility=visibility,
+            timeout=timeout,
+            connections=connections,
+            approval=approval,
+            background=background,
         )
 
     if function is not None:
@@ -375,6 +497,9 @@ def _build_tool(
     description: str | None,
     visibility: Visibility | None,
     timeout: float | None,
+    connections: Sequence[str] = (),
+    approval: bool | ApprovalPredicate | None = None,
+    background: bool = False,
 ) -> Tool:
     tool_name = str(name or getattr(fn, "__name__", ""))
     where = (
@@ -389,19 +514,69 @@ def _build_tool(
         raise ToolDefinitionError(
             f"{where}: visibility must be one of {VISIBILITIES}, not {visibility!r}"
         )
-    summary, arg_docs = parse_docstring(inspect.getdoc(fn) or "")
-    text = (description or summary).strip()
+    needs = _connection_names(connections, where)
+    if not (approval is None or isinstance(approval, bool) or callable(approval)):
+        raise ToolDefinitionError(
+            f"{where}: approval must be True, False, or a function (arguments, context) -> bool, "
+            f"not {type(approval).__name__}"
+        )
+    if not isinstance(background, bool):
+        raise ToolDefinitionError(f"{where}: background must be True or False")
+    text = (description or _summary(inspect.getdoc(fn) or "")).strip()
     if not text:
         raise ToolDefinitionError(
             f"{where}: has no description: add a docstring or pass @tool(description=...)"
         )
+    # The signature, type hints and argument docs are read on first need (see _Arguments),
+    # and the pydantic model and JSON schema built after them: a warm start reads none.
+    return Tool(
+        tool_name,
+        text,
+        None,
+        fn,
+        visibility,
+        timeout,
+        connections=needs,
+        approval=approval,
+        background=background,
+        _arguments=_Arguments(tool_name, where, function=fn),
+    )
 
+
+def _connection_names(connections: Sequence[str], where: str) -> tuple[str, ...]:
+    """The connection names a tool lists, checked (whether its plugin declares them is the
+    validator's to say: the decorator cannot know the plugin)."""
+    if not connections:
+        return ()  # the usual case, on every @tool: nothing to check
+    if isinstance(connections, str) or not all(isinstance(c, str) for c in connections):
+        raise ToolDefinitionError(
+            f"{where}: connections must be a list of connection names, e.g. "
+            "@tool(connections=['github'])"
+        )
+    for name in connections:
+        try:
+            check_connection_name(name)
+        except ValueError as error:
+            raise ToolDefinitionError(f"{where}: {error}") from None
+    return tuple(dict.fromkeys(connections))
+
+
+def _read_signature(
+    fn: Callable[..., Any], where: str
+) -> tuple[tuple[_Parameter, ...], str | None]:
+    """The parameters the model fills in, and the context parameter, of a ``@tool`` function.
+
+    Raises:
+        ToolDefinitionError: when a parameter has no type hint, a hint cannot be resolved,
+            or the function takes ``*args`` / ``**kwargs``.
+    """
     try:
         hints = typing.get_type_hints(fn, include_extras=True)
     except NameError as error:
         raise ToolDefinitionError(
             f"{where}: a type hint cannot be resolved ({error}): define its type at module level"
         ) from None
+    arg_docs = parse_docstring(inspect.getdoc(fn) or "")[1]
     parameters: list[_Parameter] = []
     context_parameter: str | None = None
     for parameter in inspect.signature(fn).parameters.values():
@@ -419,17 +594,31 @@ def _build_tool(
             continue
         default = ... if parameter.default is parameter.empty else parameter.default
         parameters.append(_Parameter(parameter.name, hint, default, arg_docs.get(parameter.name)))
-    # The pydantic model and JSON schema are built on first need (see _Arguments).
-    return Tool(
-        tool_name,
-        text,
-        None,
-        fn,
-        visibility,
-        timeout,
-        context_parameter=context_parameter,
-        _arguments=_Arguments(tool_name, where, parameters),
-    )
+    return tuple(parameters), context_parameter
+
+
+def _raw_annotations(fn: Callable[..., Any]) -> dict[str, Any] | None:
+    """A plain function's annotations as written (strings when postponed), else ``None``."""
+    if not isinstance(fn, types.FunctionType):
+        return None
+    annotations = fn.__annotations__
+    return annotations if isinstance(annotations, dict) else None
+
+
+def _classes(hints: Iterable[Any]) -> list[type]:
+    """The classes ``hints`` name, at any depth of ``list[...]``, unions, ``Annotated``...
+
+    Builtins are left out (no file defines them).
+    """
+    found: list[type] = []
+    stack = list(hints)
+    while stack:
+        hint = stack.pop()
+        if isinstance(hint, type) and hint.__module__ != "builtins":
+            found.append(hint)
+        if getattr(hint, "__args__", None):
+            stack.extend(typing.get_args(hint))
+    return found
 
 
 def _given_model(arguments: _Arguments | None) -> type[BaseModel] | None:
@@ -444,9 +633,12 @@ def tool_fingerprint(tool: Tool) -> str:
     return tool._arguments.fingerprint()
 
 
-def parameter_types(tool: Tool) -> list[Any]:
-    """The resolved type hints of ``tool``'s parameters (empty for a tool made by hand)."""
-    return [p.hint for p in tool._arguments.parameters]
+def hint_classes(tool: Tool) -> list[type]:
+    """The classes ``tool``'s type hints name, read without resolving them when possible.
+
+    The start-up cache keys a tool's schema by the files that define these classes.
+    """
+    return tool._arguments.hint_classes()
 
 
 def simple_parameters(tool: Tool) -> bool:
@@ -459,11 +651,12 @@ def schema_built(tool: Tool) -> bool:
     return tool._arguments.built
 
 
-def prime_schema(tool: Tool, parameters: dict[str, Any]) -> None:
+def prime_schema(tool: Tool, parameters: Callable[[], Any]) -> None:
     """Give ``tool`` its JSON schema from the start-up cache instead of building it.
 
     Only for a schema that was built for a tool with the same :func:`tool_fingerprint`
-    from unchanged files; a schema already known is kept.
+    from unchanged files; a schema already known is kept. ``parameters`` is called when
+    the schema is first needed (a warm start reads no schema it does not show).
     """
     tool._arguments.prime(parameters)
 
@@ -559,28 +752,39 @@ def _is_context(hint: Any) -> bool:
     return False
 
 
+def _summary(doc: str) -> str:
+    """The description part of a docstring: everything before its first section header.
+
+    A line scan over docstring_parser's section titles rather than a full parse: every
+    ``@tool`` reads its description at import, where a parse costs about eight times more.
+    """
+    lines = doc.splitlines()
+    for index, line in enumerate(lines):
+        # Most lines hold no colon: the substring test spares them the regex.
+        if ":" in line and not line.startswith((" ", "\t")) and _SECTION.match(line.strip()):
+            return "\n".join(lines[:index]).strip()
+    return doc.strip()
+
+
 def parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
-    """Split a Google-style docstring into its description and ``Args:`` descriptions."""
-    description: list[str] = []
-    args: dict[str, str] = {}
-    section: str | None = None
-    current: str | None = None
-    for line in doc.splitlines():
-        header = _SECTION.match(line.strip())
-        if header and not line.startswith((" ", "\t")):
-            section = header.group(1)
-            current = None
-            continue
-        if section is None:
-            description.append(line)
-        elif section in ("Args", "Arguments", "Parameters"):
-            item = re.match(r"^\s*(\w+)\s*(?:\([^)]*\))?\s*:\s*(.*)$", line)
-            if item and (len(line) - len(line.lstrip())) <= 4:
-                current = item.group(1)
-                args[current] = item.group(2).strip()
-            elif current and line.strip():
-                args[current] = f"{args[current]} {line.strip()}".strip()
-    return "\n".join(description).strip(), args
+    """Split a Google-style docstring into its description and ``Args:`` descriptions.
+
+    Parsed by ``docstring_parser``; an argument's description is one line (its wrapped
+    lines joined by spaces). A section it cannot parse gives no argument descriptions
+    rather than an error: they are help for the model, never required.
+    """
+    notes = [google.Section(t, "note", google.SectionType.SINGULAR) for t in ("Note", "Notes")]
+    try:
+        parsed = google.GoogleParser([*google.DEFAULT_SECTIONS, *notes]).parse(doc)
+    except ParseError:
+        return _summary(doc), {}
+    args = {
+        param.arg_name: " ".join((param.description or "").split())
+        for param in parsed.params
+        # Args/Arguments/Parameters/Params, not Attributes; and a name, not a broken line.
+        if param.args[0] == "param" and param.arg_name.isidentifier()
+    }
+    return _summary(doc), args
 
 
 def _strip_titles(node: Any) -> Any:

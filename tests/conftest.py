@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import pytest
+from stores import PgSchema, make_schema
 from support import SitePackages
 
 from oracle_core import Oracle, Settings
@@ -55,3 +56,9 @@ def make_oracle(fake_openai: FakeOpenAI, tmp_path: Path) -> Iterator[MakeOracle]
     yield make
     for oracle in made:
         asyncio.run(oracle.close())
+
+
+@pytest.fixture
+def pg_schema() -> Iterator[PgSchema]:
+    """A Postgres schema of this test's own (dropped after); skips when Postgres is down."""
+    yield from make_schema()

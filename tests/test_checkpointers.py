@@ -12,21 +12,20 @@ import sqlite3
 import subprocess
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import pytest
 from conftest import MakeOracle
+from stores import KINDS, opener
 from test_text import random_json, random_text, reference_json, reference_text
 
 from oracle_core import ThreadConflictError
 from oracle_core.run.messages import Message, public_message
-from oracle_core.store import Checkpointer, MemoryCheckpointer, SQLiteCheckpointer
+from oracle_core.store import Checkpointer, SQLiteCheckpointer
 from oracle_core.store.state import RunRecord
 from oracle_core.testing.openai_server import FakeOpenAI, Reply
 from oracle_core.tokens import count_json_tokens
-
-KINDS = ["memory", "sqlite"]
 
 
 class Clock:
@@ -45,23 +44,22 @@ def clock() -> Clock:
 
 
 @pytest.fixture(params=KINDS)
-def connect(
+async def connect(
     request: pytest.FixtureRequest, tmp_path: Path, clock: Clock
-) -> Iterator[Callable[[], Checkpointer]]:
+) -> AsyncIterator[Callable[[], Checkpointer]]:
     """Open the store under test again, as another process would (memory: the same one)."""
-    memory = MemoryCheckpointer(clock=clock)
+    schema = request.getfixturevalue("pg_schema") if request.param == "postgres" else None
+    make = opener(request.param, tmp_path, clock, schema)
     opened: list[Checkpointer] = []
 
     def connect() -> Checkpointer:
-        if request.param == "memory":
-            return memory
-        store = SQLiteCheckpointer(tmp_path / "oracle.db", clock=clock)
+        store = make()
         opened.append(store)
         return store
 
     yield connect
     for store in opened:
-        asyncio.run(store.close())
+        await store.close()
 
 
 @pytest.fixture

@@ -19,13 +19,14 @@ HOOKS = [
 ]
 
 
-def test_there_are_six_hooks() -> None:
+def test_there_are_seven_hooks() -> None:
     assert sorted(HOOKS) == sorted(
         [
             "oracle_manifest",
             "oracle_tools",
             "oracle_middleware",
             "oracle_routes",
+            "oracle_mcp_servers",
             "oracle_startup",
             "oracle_shutdown",
         ]
@@ -57,4 +58,13 @@ def test_every_environment_variable_the_code_reads_is_in_the_operators_guide() -
     guide = (ROOT / "docs" / "operators.md").read_text() + (ROOT / "docs" / "server.md").read_text()
 
     missing = sorted(v for v in used if v not in guide)
+    assert missing == []
+
+
+def test_the_authors_guide_names_every_import_an_author_needs() -> None:
+    from oracle_core import plugin
+
+    guide = (ROOT / "docs" / "plugin-authors.md").read_text()
+
+    missing = [name for name in plugin.__all__ if f"`{name}`" not in guide]
     assert missing == []

@@ -8,6 +8,9 @@ model which capability to load, and names no other hidden tool.
 
 The run loop applies the rule itself (:func:`offered`, :func:`refused`), before any plugin
 middleware sees a call and again for every call a middleware replaced.
+
+On a specialist surface (:mod:`oracle_core.capabilities.surface`) the model is shown exactly
+the operator's tools, so a refusal there names nothing at all: there is nothing to load.
 """
 
 from __future__ import annotations
@@ -34,13 +37,22 @@ def visible_tools(registry: Registry, loaded: Sequence[str]) -> list[BoundTool]:
     return shown
 
 
-def refusal(registry: Registry, name: str, loaded: Sequence[str]) -> str:
+SPECIALIST_REFUSAL = "Tool {name} is not one of your tools: call only the tools you were given."
+"""The refusal on a specialist surface, whatever was called: it has no capability to load."""
+
+
+def refusal(
+    registry: Registry, name: str, loaded: Sequence[str], *, specialist: bool = False
+) -> str:
     """The message a refused call gets: what to load, without naming any other hidden tool.
 
     Only a plugin the model could load itself is ever named: a tool of a silent plugin, or
-    one that loading cannot show, gets the same answer as a tool that does not exist.
+    one that loading cannot show, gets the same answer as a tool that does not exist. On a
+    specialist surface (``specialist``) every refusal is the same sentence.
     """
     shown = echo(name)
+    if specialist:
+        return SPECIALIST_REFUSAL.format(name=shown)
     bound = registry.tools.get(name)
     plugin = bound.plugin if bound is not None else None
     if plugin is None or plugin.visibility != "on-demand":
@@ -69,12 +81,14 @@ def offered(gate_tools: Iterable[Tool], sent: Iterable[Tool]) -> frozenset[str]:
     return frozenset(t.name for t in gate_tools) & frozenset(t.name for t in sent)
 
 
-def refused(registry: Registry, call: ToolCall, loaded: Sequence[str]) -> ToolResult:
-    """The result of a call the gate does not let run."""
+def refused(
+    registry: Registry, call: ToolCall, loaded: Sequence[str], *, specialist: bool = False
+) -> ToolResult:
+    """The result of a call the gate does not let run (``specialist``: on that surface)."""
     return ToolResult(
         call.id,
         call.name,
-        json.dumps({"error": refusal(registry, call.name, loaded)}),
+        json.dumps({"error": refusal(registry, call.name, loaded, specialist=specialist)}),
         is_error=True,
         refused=True,
     )

@@ -97,6 +97,35 @@ META_TOOLS: tuple[Tool, ...] = tuple(
 )
 """The meta-tools as :class:`~oracle_core.Tool` objects, in the order they are shown."""
 
+GET_OPERATION = "get_operation"
+"""The meta-tool that inspects (or cancels) an operation of the thread; see docs/waits.md."""
+
+GET_OPERATION_SCHEMA: dict[str, Any] = {
+    "type": "function",
+    "function": {
+        "name": GET_OPERATION,
+        "description": "Inspect or cancel an operation.",
+        "parameters": {
+            "type": "object",
+            "properties": {"id": {"type": "string"}, "cancel": {"type": "boolean"}},
+            "required": ["id"],
+        },
+    },
+}
+"""``get_operation`` as an OpenAI function definition.
+
+Sent only on threads that have an operation, after the three meta-tools; it costs tokens
+there and nowhere else (the three stay within 130 tokens together).
+"""
+
+GET_OPERATION_TOOL = Tool(
+    name=GET_OPERATION,
+    description=GET_OPERATION_SCHEMA["function"]["description"],
+    parameters=GET_OPERATION_SCHEMA["function"]["parameters"],
+    function=_run_by_core,
+)
+"""``get_operation`` as a :class:`~oracle_core.Tool`."""
+
 
 def _dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))

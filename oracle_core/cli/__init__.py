@@ -7,15 +7,23 @@ import click
 
 from oracle_core.cli.ask_command import ask_command
 from oracle_core.cli.chat_command import chat_command
+from oracle_core.cli.config_command import config_command
+from oracle_core.cli.connections_command import connections_group
+from oracle_core.cli.db_command import db_group
 from oracle_core.cli.demo_command import demo_command
+from oracle_core.cli.errors import OracleGroup
+from oracle_core.cli.install_command import install_command, uninstall_command
+from oracle_core.cli.mcp_command import mcp_command
+from oracle_core.cli.operations_command import operations_group
 from oracle_core.cli.plugin_command import plugin_group
 from oracle_core.cli.plugins_command import plugins_command
 from oracle_core.cli.prompt_command import prompt_command
 from oracle_core.cli.search_command import search_command
 from oracle_core.cli.serve_command import serve_command
+from oracle_core.cli.threads_command import threads_group
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=OracleGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="oracle-core", prog_name="oracle")
 def main() -> None:
     """oracle: an LLM agent whose capabilities come from plugins."""
@@ -28,8 +36,16 @@ for command in (
     prompt_command,
     ask_command,
     chat_command,
+    threads_group,
+    config_command,
     serve_command,
+    mcp_command,
+    connections_group,
+    operations_group,
+    db_group,
     plugin_group,
+    install_command,
+    uninstall_command,
 ):
     main.add_command(command)
 

@@ -11,15 +11,30 @@ import click
 from oracle_core.cli.common import build_oracle, json_option, thread_option
 
 
+def _surface_lines(surface: dict[str, Any]) -> list[str]:
+    if surface.get("kind") != "specialist":
+        return ["Surface: catalog (meta-tools, Tier-1 block, tools shown once loaded)"]
+    named = ", ".join(surface["tools"])
+    return [f"Surface: specialist, exactly {len(surface['tools'])} tool(s): {named}",
+            "  (no meta-tools, no Tier-1 block; any other tool is refused)"]  # fmt: skip
+
+
 def _render(report: dict[str, Any]) -> str:
     tokens = report["tokens"]
     loaded = ", ".join(report["loaded_plugins"]) or "nothing"
+    specialist = report["surface"].get("kind") == "specialist"
+    prompt_note = (
+        "no Tier-1 block on a specialist surface"
+        if specialist
+        else f"{tokens['tier1']} tokens of Tier-1 block"
+    )
     lines = [
         f"Thread {report['thread_id']!r} (loaded: {loaded}), model {report['model']}",
+        *_surface_lines(report["surface"]),
         f"Tokens used by the thread so far: {report['thread_usage']['prompt_tokens']} prompt + "
         f"{report['thread_usage']['completion_tokens']} completion",
         "",
-        f"=== System prompt ({tokens['tier1']} tokens of Tier-1 block) ===",
+        f"=== System prompt ({prompt_note}) ===",
         report["system_prompt"],
         "",
         f"=== Tools ({tokens['meta_tools']} tokens of meta-tools, {tokens['tool_schemas']} of tool schemas) ===",

@@ -8,7 +8,9 @@ and hook-call monitoring work as pluggy documents them, within one plugin.
 
 from __future__ import annotations
 
+import inspect
 import sys
+import types
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -22,7 +24,10 @@ ASSEMBLY_HOOKS = ("oracle_manifest", "oracle_tools", "oracle_middleware", "oracl
 LIFECYCLE_HOOKS = ("oracle_startup", "oracle_shutdown")
 """Hooks called when the oracle starts and closes (sync or async)."""
 
-HOOK_NAMES = (*ASSEMBLY_HOOKS, *LIFECYCLE_HOOKS)
+MCP_HOOKS = ("oracle_mcp_servers",)
+"""Hooks called once at assembly, after every plugin's assembly hooks (see oracle_core.mcp)."""
+
+HOOK_NAMES = (*ASSEMBLY_HOOKS, *MCP_HOOKS, *LIFECYCLE_HOOKS)
 """Every oracle hook, in the order a plugin meets them."""
 
 
@@ -31,6 +36,37 @@ def new_plugin_manager() -> pluggy.PluginManager:
     manager = pluggy.PluginManager(hookspecs.PROJECT_NAME)
     manager.add_hookspecs(hookspecs)
     return manager
+
+
+def parse_hookimpl(manager: pluggy.PluginManager, plugin: object, name: str) -> Any:
+    """What ``manager.parse_hookimpl_opts(plugin, name)`` returns, without its slow path.
+
+    pluggy reads each attribute through ``inspect.getattr_static`` (microseconds each, a
+    dozen attributes a module, thousands of modules). For a module's own attribute (in its
+    ``__dict__``, not shadowed by the module type) pluggy's answer is known at once: a plain
+    function's marker options (the dict in its ``<project>_impl`` attribute), and ``None``
+    for anything that is no function, static method, class method or bound method.
+    Everything else is asked of pluggy.
+    """
+    if (
+        isinstance(plugin, types.ModuleType)
+        and name not in _MODULE_TYPE_NAMES
+        and type(manager).parse_hookimpl_opts is pluggy.PluginManager.parse_hookimpl_opts
+    ):
+        value = plugin.__dict__.get(name, _ABSENT)
+        if type(value) is types.FunctionType:
+            opts = getattr(value, f"{manager.project_name}_impl", None)
+            return opts if isinstance(opts, dict) else None
+        if value is not _ABSENT and not (
+            inspect.isfunction(value)
+            or isinstance(value, staticmethod | classmethod | types.MethodType)
+        ):
+            return None
+    return manager.parse_hookimpl_opts(plugin, name)
+
+
+_ABSENT = object()
+_MODULE_TYPE_NAMES = frozenset(dir(types.ModuleType))
 
 
 class _Parsed(pluggy.PluginManager):

@@ -17,16 +17,19 @@ from __future__ import annotations
 
 import contextvars
 import functools
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import pluggy
+from pydantic import BaseModel
 
-from oracle_core.errors import PluginError, PluginLoadError
+from oracle_core.errors import PluginConfigError, PluginError, PluginLoadError
 from oracle_core.host import PluginHost
 from oracle_core.manifest import ManifestWarning, PluginManifest
 from oracle_core.plugins.cache import StartupCache
+from oracle_core.plugins.config import load_plugin_config
 from oracle_core.plugins.discovery import PluginSource
 from oracle_core.plugins.hooks import (
     ASSEMBLY_HOOKS,
@@ -47,6 +50,7 @@ from oracle_core.plugins.validate import (
     plugin_error,
     validate,
 )
+from oracle_core.plugins.where import failure_location, full_traceback
 from oracle_core.plugins.worker import HookTimeout, HookWorker, Progress
 from oracle_core.settings import DEFAULT_HOOK_TIMEOUT
 from oracle_core.tools import Tool
@@ -88,6 +92,7 @@ class _Entry:
     failure: PluginError | None = None
     plugin: Plugin | None = None
     warnings: list[ManifestWarning] = field(default_factory=list)
+    config: Any = None
 
 
 class _Assembler:
@@ -117,11 +122,19 @@ class _Assembler:
             try:
                 entry.obj = source.load()
             except Exception as error:
+                where = failure_location(error, source.value)
+                at = f" at {where}" if where else ""
                 entry.failure = PluginLoadError(
-                    f"import of {source.value!r} failed: {type(error).__name__}: {error}",
+                    f"import of {source.value!r} failed{at}: {type(error).__name__}: {error}",
                     plugin=source.name,
                     distribution=source.distribution,
                 )
+                if self.trace is not None:  # ORACLE_TRACE_PLUGINS=1: the whole traceback
+                    print(
+                        f"oracle: import of plugin {source.name} failed:\n{full_traceback(error)}",
+                        file=sys.stderr,
+                        flush=True,
+                    )
                 self._patched(entry)
                 return
             if self._patched(entry):
@@ -234,16 +247,23 @@ class _Assembler:
             return
         if self.cache is not None and not known:
             self.cache.store(source, key, checked.tools)
+        entry.config = results.config
         entry.plugin = self._plugin(entry, checked)
         entry.warnings = checked.manifest_warnings()
 
     def _call_hooks(
         self, entry: _Entry, impls: HookImpls, progress: Progress, results: HookResults
     ) -> None:
-        """Runs on the worker thread: each assembly hook the plugin implements, in order."""
-        config: Any = None
+        """Runs on the worker thread: each assembly hook the plugin implements, in order.
+
+        The plugin's configuration is read (and checked against the config model its
+        manifest declares) right after ``oracle_manifest``; when it is unusable, no later
+        hook is called.
+        """
         refused = {p.hook for p in entry.registration}
         for hook in ASSEMBLY_HOOKS:
+            if hook != "oracle_manifest" and not self._read_config(results, entry.source):
+                return
             if hook in refused:
                 continue  # its implementation cannot be honoured: reported, not called
             found = impls.of(entry.obj, hook)
@@ -251,17 +271,29 @@ class _Assembler:
                 if hook == "oracle_manifest":
                     results.results[hook] = []
                 continue
-            if config is None and hook != "oracle_manifest":
-                config = self.host.settings.plugin_config(_declared_name(results, entry.source))
             progress.enter(hook)
             try:
                 results.results[hook] = call_plugin_hook(
-                    self.manager, hook, found, {"config": config, "oracle": self.host}
+                    self.manager, hook, found, {"config": results.config, "oracle": self.host}
                 )
             except Exception as error:
                 results.raised[hook] = error
             if hook == "oracle_manifest" and self.trace is not None:
                 self.trace.label(entry.obj, _declared_name(results, entry.source))
+        self._read_config(results, entry.source)
+
+    def _read_config(self, results: HookResults, source: PluginSource) -> bool:
+        """Read the plugin's configuration into ``results`` once; whether it is usable."""
+        if results.config is None and results.config_error is None:
+            name = _declared_name(results, source)
+            settings = self.host.settings
+            try:
+                results.config = load_plugin_config(
+                    name, _declared_config(results), settings.plugin_section(name), settings.env
+                )
+            except PluginConfigError as error:
+                results.config_error = error
+        return results.config_error is None
 
     def _patched(self, entry: _Entry) -> bool:
         """Undo any change the plugin made to the core; it is then left out, saying what."""
@@ -291,7 +323,7 @@ class _Assembler:
             checked.tools,
             checked.middleware,
             checked.routes,
-            self.host.settings.plugin_config(name),
+            entry.config if entry.config is not None else {},
             entry.obj,
         )
 
@@ -307,11 +339,25 @@ def _declared_name(results: HookResults, source: PluginSource) -> str:
     return source.name
 
 
-def declared_name(obj: Any, *, timeout: float = DEFAULT_HOOK_TIMEOUT) -> str:
+def _declared_config(results: HookResults) -> type[BaseModel] | None:
+    """The config model the plugin's manifest declares (a bad one is the manifest's problem)."""
+    manifests = results.results.get("oracle_manifest") or []
+    if len(manifests) == 1:
+        raw = manifests[0]
+        model = raw.get("config") if isinstance(raw, dict) else getattr(raw, "config", None)
+        if isinstance(model, type) and issubclass(model, BaseModel):
+            return model
+    return None
+
+
+def declared_name(
+    obj: Any, *, timeout: float = DEFAULT_HOOK_TIMEOUT, host: PluginHost | None = None
+) -> str:
     """The name ``obj``'s manifest gives (valid or not), else its object's name.
 
     Calls its ``oracle_manifest`` through a scratch plugin manager, for tools that need a
-    plugin's name before an oracle assembles it (``check_plugin`` writing its config).
+    plugin's name before an oracle assembles it (``check_plugin`` writing its config);
+    a manifest hook that asks for ``oracle`` gets ``host``.
     """
     source = source_for_object(obj)
     manager = new_plugin_manager()
@@ -321,7 +367,8 @@ def declared_name(obj: Any, *, timeout: float = DEFAULT_HOOK_TIMEOUT) -> str:
         manager.register(obj)
         found = HookImpls(manager, ["oracle_manifest"]).of(obj, "oracle_manifest")
         results.results["oracle_manifest"] = worker.run(
-            lambda _: call_plugin_hook(manager, "oracle_manifest", found, {}), timeout
+            lambda _: call_plugin_hook(manager, "oracle_manifest", found, {"oracle": host}),
+            timeout,
         )
     except Exception:
         return source.name  # assembly reports why

@@ -14,8 +14,13 @@ from oracle_core.routes import Route
 from oracle_core.run.middleware import Middleware
 from oracle_core.tools import Tool
 
-META_TOOL_NAMES = frozenset({"list_capabilities", "load_capability", "search_capabilities"})
-"""Tool names the core reserves for its meta-tools; no plugin may use them."""
+META_TOOL_NAMES = frozenset(
+    {"list_capabilities", "load_capability", "search_capabilities", "get_operation"}
+)
+"""Tool names the core reserves for its meta-tools; no plugin may use them.
+
+``get_operation`` is sent only on threads that have an operation (docs/waits.md).
+"""
 
 
 @dataclass(frozen=True, eq=False)
@@ -28,7 +33,8 @@ class Plugin:
         tools: its tools, in the order its ``oracle_tools`` returned them.
         middleware: its middleware, each with ``plugin`` set to this plugin's name.
         routes: its HTTP routes.
-        config: its configuration from ``oracle.toml`` and the environment.
+        config: its configuration from ``oracle.toml`` and the environment: an instance
+            of the config model its manifest declares, else a dict.
         obj: the module or object that holds its hook implementations.
     """
 
@@ -37,7 +43,7 @@ class Plugin:
     tools: list[Tool] = field(default_factory=list)
     middleware: list[Middleware] = field(default_factory=list)
     routes: list[Route] = field(default_factory=list)
-    config: Mapping[str, Any] = field(default_factory=dict)
+    config: Any = field(default_factory=dict)
     obj: Any = None
 
     @property

@@ -21,6 +21,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import inspect
+import types
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,6 +31,7 @@ from pydantic import ValidationError
 
 from oracle_core.errors import (
     ManifestError,
+    PluginConfigError,
     PluginConflictError,
     PluginError,
     PluginLoadError,
@@ -43,7 +45,7 @@ from oracle_core.manifest import (
     manifest_warnings,
 )
 from oracle_core.plugins.function_schema import function_schema_problems, parameters_problems
-from oracle_core.plugins.hooks import ASSEMBLY_HOOKS, HOOK_NAMES, LIFECYCLE_HOOKS
+from oracle_core.plugins.hooks import ASSEMBLY_HOOKS, HOOK_NAMES, LIFECYCLE_HOOKS, parse_hookimpl
 from oracle_core.plugins.registry import META_TOOL_NAMES
 from oracle_core.plugins.worker import HookTimeout
 from oracle_core.routes import Route
@@ -80,11 +82,17 @@ class HookResults:
             something other than ``None``).
         raised: the exception each hook raised instead.
         timed_out: the hook that did not return in time (later hooks were not called).
+        config: the plugin's configuration as its hooks got it (its config model's
+            instance, or a dict), read right after ``oracle_manifest``.
+        config_error: why its configuration could not be read (later hooks were then
+            not called).
     """
 
     results: dict[str, list[Any]] = field(default_factory=dict)
     raised: dict[str, BaseException] = field(default_factory=dict)
     timed_out: HookTimeout | None = None
+    config: Any = None
+    config_error: PluginConfigError | None = None
 
 
 @dataclass(frozen=True)
@@ -133,6 +141,10 @@ def plugin_error(
         return ManifestError(
             text, plugin=plugin, field=first.field, distribution=distribution, problems=messages
         )
+    if first.error is PluginConfigError:
+        return PluginConfigError(
+            text, plugin=plugin, key=first.field, distribution=distribution, problems=messages
+        )
     return first.error(text, plugin=plugin, distribution=distribution, problems=messages)
 
 
@@ -161,12 +173,13 @@ def hook_problems(
     found: list[Problem] = []
     impls: dict[str, list[tuple[str, Any, dict[str, Any]]]] = {}
     for attr in dir(plugin):
-        if attr.startswith("__") and attr.endswith("__"):
+        dunder = attr.startswith("__") and attr.endswith("__")
+        if dunder and parsed is None:
             continue  # Python's own names (a class object has dozens): never a hook
-        opts = manager.parse_hookimpl_opts(plugin, attr)
+        opts = parse_hookimpl(manager, plugin, attr)
         if parsed is not None:
             parsed[attr] = opts
-        if opts is None:
+        if opts is None or dunder:
             continue
         options: dict[str, Any] = dict(opts)
         hook = options.get("specname") or attr
@@ -198,25 +211,22 @@ def _signature_problems(
 ) -> list[Problem]:
     where = f"hook {hook} ({attr!r})" if attr != hook else f"hook {hook}"
     found: list[Problem] = []
-    try:
-        parameters = list(inspect.signature(function).parameters.values())
-    except (TypeError, ValueError):
+    parameters = _named_parameters(function)
+    if parameters is None:
         return [Problem(f"{where} is not a function: decorate a plain function with @hookimpl")]
-    for parameter in parameters:
-        if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
-            continue
-        if parameter.name not in offered:
+    for name, has_default in parameters:
+        if name not in offered:
             passes = ", ".join(offered) or "nothing"
             found.append(
                 Problem(
-                    f"{where} asks for {parameter.name!r}, which {hook} does not pass (it "
+                    f"{where} asks for {name!r}, which {hook} does not pass (it "
                     f"passes: {passes}): rename or remove the parameter"
                 )
             )
-        elif parameter.default is not parameter.empty:
+        elif has_default:
             found.append(
                 Problem(
-                    f"{where} gives {parameter.name!r} a default, so pluggy never passes it: "
+                    f"{where} gives {name!r} a default, so pluggy never passes it: "
                     "remove the default"
                 )
             )
@@ -229,6 +239,40 @@ def _signature_problems(
             )
         )
     return found
+
+
+def _named_parameters(function: Any) -> list[tuple[str, bool]] | None:
+    """Each named parameter of ``function`` (not ``*args``/``**kwargs``), and whether it has
+    a default; ``None`` when it has no signature.
+
+    A plain function's are read off its code object, as ``inspect.signature`` reads them
+    (which costs tens of microseconds a call, two hooks a plugin, thousands of plugins);
+    anything else (bound methods, wrapped or decorated callables) goes through
+    ``inspect.signature``.
+    """
+    if (
+        type(function) is types.FunctionType
+        and not hasattr(function, "__wrapped__")
+        and not hasattr(function, "__signature__")
+    ):
+        code = function.__code__
+        positional = code.co_varnames[: code.co_argcount]
+        keyword = code.co_varnames[code.co_argcount : code.co_argcount + code.co_kwonlyargcount]
+        defaults = len(function.__defaults__ or ())
+        given = function.__kwdefaults__ or {}
+        first_default = len(positional) - defaults
+        return [(n, i >= first_default) for i, n in enumerate(positional)] + [
+            (n, n in given) for n in keyword
+        ]
+    try:
+        parameters = inspect.signature(function).parameters.values()
+    except (TypeError, ValueError):
+        return None
+    return [
+        (p.name, p.default is not p.empty)
+        for p in parameters
+        if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+    ]
 
 
 def _wrapper_problems(hook: str, group: list[tuple[str, Any, dict[str, Any]]]) -> list[Problem]:
@@ -296,6 +340,10 @@ def validate(
             build every tool's schema, are then skipped.
     """
     errors = list(registration)
+    if results.config_error is not None:
+        # Its settings come first: they are why no hook after the manifest was called.
+        key = results.config_error.key
+        errors += [Problem(p, PluginConfigError, key) for p in results.config_error.problems]
     manifest = _manifest(results, errors)
     if manifest is not None and manifest.version is None and version is not None:
         manifest = manifest.model_copy(update={"version": version})
@@ -315,6 +363,8 @@ def validate(
     plugin = manifest.name if manifest is not None else name
     visibility = manifest.visibility if manifest is not None else "on-demand"
     known = manifest is not None and trusted is not None and trusted(manifest, tools)
+    if results.config_error is not None:
+        known = True  # its tools were never asked for: nothing to check them against
     if not known:
         tool_errors, tool_warnings = tool_problems(plugin, visibility, tools)
         errors += tool_errors
@@ -322,6 +372,7 @@ def validate(
     if manifest is not None:
         if not known:
             errors += example_problems(manifest, tools)
+        errors += connection_problems(manifest, tools)  # cheap: only tools that list some
         warnings = [
             Problem(f"manifest field {w.field!r} {w.message}", field=w.field)
             for w in manifest_warnings(manifest)
@@ -371,7 +422,10 @@ def _manifest(results: HookResults, errors: list[Problem]) -> PluginManifest | N
         return None
     raw = returned[0]
     if isinstance(raw, PluginManifest):
+        config = raw.config  # excluded from dumps: it is a class, not data
         raw = raw.model_dump(exclude_unset=True)
+        if config is not None:
+            raw["config"] = config
     if not isinstance(raw, dict):
         errors.append(
             Problem(
@@ -388,8 +442,10 @@ def _manifest(results: HookResults, errors: list[Problem]) -> PluginManifest | N
 
 
 def _field_problems(error: ValidationError) -> list[Problem]:
+    # A Connection(...) built inside oracle_manifest fails on its own: name its field in full.
+    prefix = "connections." if error.title == "Connection" else ""
     return [
-        Problem(f"manifest field {name!r} {message}", ManifestError, name)
+        Problem(f"manifest field {prefix + name!r} {message}", ManifestError, prefix + name)
         for name, message in describe_validation_error(error)
     ]
 
@@ -496,6 +552,44 @@ def deep_tool_problems(tools: Sequence[Tool]) -> list[Problem]:
             for p in parameters_problems(tool.parameters)
             if p not in shallow
         ]
+    return found
+
+
+def connection_problems(manifest: PluginManifest, tools: Sequence[Tool]) -> list[Problem]:
+    """Each connection a tool lists must be declared by its plugin, and the tool must take
+    a :class:`~oracle_core.ToolContext` to read it."""
+    declared = [c.name for c in manifest.connections]
+    found: list[Problem] = []
+    for tool in tools:
+        if not tool.connections:
+            continue
+        where = f"tool {tool.name!r}"
+        for name in tool.connections:
+            if name not in declared:
+                close = difflib.get_close_matches(name, declared, n=1)
+                hint = f" (did you mean {close[0]!r}?)" if close else ""
+                found.append(
+                    Problem(
+                        f"{where} lists connection {name!r}, which plugin {manifest.name!r} does "
+                        f"not declare{hint} (it declares: {', '.join(declared) or 'none'}); add "
+                        f"Connection(name={name!r}, ...) to its manifest's connections, or "
+                        "remove it from @tool(connections=[...])",
+                        ManifestError,
+                        "connections",
+                    )
+                )
+        try:
+            takes_context = tool.context_parameter is not None
+        except ToolDefinitionError:
+            continue  # reported with the tool
+        if not takes_context:
+            found.append(
+                Problem(
+                    f"{where} lists connections but takes no ToolContext parameter, so it "
+                    "cannot read them: add a parameter `ctx: ToolContext` and call "
+                    "ctx.credential(name)"
+                )
+            )
     return found
 
 

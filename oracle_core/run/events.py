@@ -97,8 +97,50 @@ class UsageEvent(Event):
 
 
 @dataclass
+class ApprovalRequested(Event):
+    """A call needs a person's approval: the run stops as ``waiting_for_approval``.
+
+    Attributes:
+        operation: the approval operation (``Operation.to_json()``): the exact call, its
+            digest, who asked, the deadline; decide it with ``oracle operations approve ID``.
+    """
+
+    type: ClassVar[str] = "approval_requested"
+    operation: dict[str, Any]
+
+
+@dataclass
+class ConnectionRequested(Event):
+    """A call needs a credential that is not set: the run stops as ``waiting_for_connection``.
+
+    Attributes:
+        operation: the connection operation (``Operation.to_json()``, never a secret): its
+            ``details`` name the plugin's connection and how to supply it.
+    """
+
+    type: ClassVar[str] = "connection_requested"
+    operation: dict[str, Any]
+
+
+@dataclass
+class OperationUpdated(Event):
+    """An operation was made or changed: a background call started, a wait was settled.
+
+    Attributes:
+        operation: the operation as it is now (``Operation.to_json()``).
+    """
+
+    type: ClassVar[str] = "operation_updated"
+    operation: dict[str, Any]
+
+
+@dataclass
 class RunFinished(Event):
-    """The run ended; ``answer`` is the final text (empty unless completed)."""
+    """The run ended; ``answer`` is the final text (empty unless completed).
+
+    ``operations`` lists the operations a ``waiting_for_*`` run waits on (their
+    ``to_json()``); it is empty for every other status.
+    """
 
     type: ClassVar[str] = "done"
     run_id: str
@@ -106,3 +148,4 @@ class RunFinished(Event):
     answer: str
     usage: Usage
     error: str | None = None
+    operations: list[dict[str, Any]] = field(default_factory=list)

@@ -14,10 +14,11 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from oracle_core.capabilities.meta_tools import (
+    GET_OPERATION,
     LIST_CAPABILITIES,
     LOAD_CAPABILITY,
     SEARCH_CAPABILITIES,
@@ -26,16 +27,18 @@ from oracle_core.capabilities.meta_tools import (
     search_capabilities,
 )
 from oracle_core.context import ToolContext
-from oracle_core.errors import ToolArgumentsError, ToolError
+from oracle_core.errors import OracleError, ToolArgumentsError, ToolError
 from oracle_core.plugins.registry import BoundTool, Registry
 from oracle_core.run.limits import RunLimits
 from oracle_core.run.messages import ToolCall, ToolResult
 from oracle_core.run.pool import PoolExhaustedError, SyncToolPool
+from oracle_core.run.waits.checks import WaitCheck, first_wait, prepare_call, waiting_result
 from oracle_core.settings import DEFAULT_LIST_LIMIT
 
 if TYPE_CHECKING:
     from oracle_core.capabilities.search import CapabilitySearch
     from oracle_core.host import OracleHandle
+    from oracle_core.run.waits.background import BackgroundWork
 
 log = logging.getLogger("oracle_core.run")
 
@@ -126,12 +129,18 @@ class ToolExecutor:
         limits: RunLimits,
         oracle: OracleHandle | None = None,
         pool: SyncToolPool | None = None,
+        *,
+        waits: Sequence[WaitCheck] = (),
+        background: BackgroundWork | None = None,
     ) -> None:
         self.registry = registry
         self.limits = limits
         self.oracle = oracle
         self.pool = pool or SyncToolPool()
+        self.waits = tuple(waits)
+        self.background = background
         self._search: CapabilitySearch | None = None  # built on the first search
+        self._checks: dict[str, tuple[WaitCheck, ...]] = {}  # per tool: the checks that apply
 
     def context(self, call: ToolCall, bound: BoundTool) -> ToolContext:
         """The :class:`ToolContext` a call of ``bound`` gets."""
@@ -142,7 +151,15 @@ class ToolExecutor:
             config=bound.plugin.config,
             user_id=call.user_id,
             oracle=self.oracle,
+            tool=bound.tool.name,
         )
+
+    def checks_for(self, bound: BoundTool) -> tuple[WaitCheck, ...]:
+        """The wait checks that may stop a call of ``bound`` (asked once per tool, kept)."""
+        checks = self._checks.get(bound.name)
+        if checks is None:
+            checks = self._checks[bound.name] = tuple(w for w in self.waits if w.applies(bound))
+        return checks
 
     def timeout(self, bound: BoundTool) -> float:
         """Seconds a call of ``bound`` may take."""
@@ -153,6 +170,9 @@ class ToolExecutor:
         call: ToolCall,
         loaded: list[str],
         on_error: ErrorListener | None = None,
+        *,
+        satisfied: frozenset[str] = frozenset(),
+        digest: str | None = None,
     ) -> ToolResult:
         """Run ``call`` and return its result; never raises for anything the call did.
 
@@ -161,11 +181,18 @@ class ToolExecutor:
             loaded: the plugins loaded in the thread; a ``load_capability`` call appends
                 to it, so a second load in the same model response sees the first.
             on_error: told about a tool that raised something other than a ``ToolError``.
+            satisfied: wait kinds the call already passed (a resumed, approved call).
+            digest: for a saved call being resumed: the digest its validated arguments
+                must still have, or nothing runs.
         """
         try:
             arguments = decode_arguments(call, self.limits.max_text_bytes)
         except ToolArgumentsError as error:
             return error_result(call, str(error), error)
+        if call.name == GET_OPERATION:
+            if self.background is None:
+                return error_result(call, f"tool {call.name!r} does not exist")
+            return await self.background.get_operation(call, arguments)
         if call.name == LIST_CAPABILITIES:
             limit = self.oracle.settings.list_limit if self.oracle else DEFAULT_LIST_LIMIT
             return self._done(call, list_capabilities(self.registry, loaded, arguments, limit))
@@ -201,6 +228,35 @@ class ToolExecutor:
             return error_result(call, f"tool {call.name!r} does not exist")
         timeout = self.timeout(bound)
         context = self.context(call, bound)
+        checks = self.checks_for(bound)
+        if checks or bound.tool.background or digest is not None:
+            # The wait hook: after the gate and validation, before anything runs.
+            try:
+                prepared = prepare_call(call, bound, arguments, context, satisfied)
+            except ToolArgumentsError as error:
+                return error_result(call, str(error), error)
+            if digest is not None and prepared.digest != digest:
+                message = (
+                    f"the saved call of {call.name} no longer validates to the arguments that "
+                    "were approved (the tool's parameters changed?); nothing ran"
+                )
+                return error_result(call, message)
+            try:
+                wait = await first_wait(checks, prepared)
+            except OracleError as error:  # typed: its message is safe and says what to fix
+                log.error("%s did not run: %s", call.name, error)
+                return error_result(call, f"{call.name} did not run: {error}", error)
+            except Exception:
+                log.exception("a wait check of %s raised", call.name)
+                return error_result(call, f"{call.name} could not be checked, so it did not run")
+            if wait is not None:
+                return waiting_result(prepared, wait)
+            if bound.tool.background and self.background is not None:
+                return await self.background.start(
+                    prepared,
+                    bound.tool.timeout,
+                    lambda text: cap(text, self.limits.max_result_bytes),
+                )
         try:
             function = bound.tool.bind(arguments, context)
             if bound.tool.is_async:

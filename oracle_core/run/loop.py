@@ -21,13 +21,21 @@ from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from typing import Any
 
 from oracle_core.capabilities.gate import offered as offered_names
-from oracle_core.capabilities.gate import refused
-from oracle_core.errors import OracleError, RunLimitError, ThreadBusyError, ThreadConflictError
+from oracle_core.errors import (
+    OracleError,
+    RunLimitError,
+    ThreadBusyError,
+    ThreadConflictError,
+    ThreadWaitingError,
+)
 from oracle_core.run.deps import RunDeps
 from oracle_core.run.events import (
+    ApprovalRequested,
     CapabilityLoaded,
+    ConnectionRequested,
     Event,
     ModelCallStarted,
+    OperationUpdated,
     RunFinished,
     RunStarted,
     TextDelta,
@@ -38,6 +46,8 @@ from oracle_core.run.events import (
 from oracle_core.run.executor import cap, error_result, over
 from oracle_core.run.lease import ThreadLease
 from oracle_core.run.messages import Message, ModelRequest, ModelResponse, ToolCall, ToolResult
+from oracle_core.run.operations import Operation
+from oracle_core.run.waits.opening import open_operations
 from oracle_core.store.base import INTERRUPTED_ERROR
 from oracle_core.store.state import RunRecord
 from oracle_core.text import clean_json
@@ -84,6 +94,9 @@ class Run:
         self.answer = ""
         self.deadline = 0.0
         self.started = False
+        self.owner = self.record.id  # who holds the thread's lease (a resume has its own)
+        self.operations = False  # the thread has an operation: show get_operation
+        self.waiting: list[Operation] = []  # what a waiting run waits on
 
     async def _save(
         self, messages: list[Message], loaded: tuple[str, ...] | list[str] = ()
@@ -96,7 +109,7 @@ class Run:
             messages=messages,
             loaded=loaded,
             run=self.record,
-            lease=self.record.id,
+            lease=self.owner,
             tokens=tokens,
         )
         self.messages.extend(messages)
@@ -113,7 +126,7 @@ class Run:
         lease = ThreadLease(
             deps.store,
             self.thread_id,
-            self.record.id,
+            self.owner,
             ttl=deps.limits.lease_ttl,
             wait=deps.limits.busy_wait,
         )
@@ -123,7 +136,7 @@ class Run:
                 async for event in self._opened():
                     yield event
         except Exception as error:  # before the run began (busy, the store), or at its end
-            if not isinstance(error, ThreadBusyError | ThreadConflictError):
+            if not isinstance(error, ThreadBusyError | ThreadConflictError | ThreadWaitingError):
                 log.exception("run %s failed outside its steps", self.record.id)
             if self.record.status == "running":  # a run that finished stays finished
                 self.record.status, self.record.error = "failed", str(error)
@@ -137,6 +150,7 @@ class Run:
             self.answer,
             self.record.usage,
             self.record.error,
+            [o.to_json() for o in self.waiting],
         )
 
     async def _opened(self) -> AsyncIterator[Event]:
@@ -172,9 +186,15 @@ class Run:
             for run in running:  # this run holds the thread: any other "running" one is dead
                 run.status, run.error = "interrupted", run.error or INTERRUPTED_ERROR
                 await self.deps.store.append(self.thread_id, base=len(self.messages), run=run)
-            opening = [*self._interrupted_results(), {"role": "user", "content": self.message}]
+            found = await open_operations(
+                self.deps.store, self.thread_id, self.owner, self.messages
+            )
+            self.operations = found.any
+            user = {"role": "user", "content": self.message}
+            opening = [*self._interrupted_results(), *found.messages(), user]
             try:
                 await self._save(opening)
+                await found.finish(self.deps.store, self.owner)
                 return
             except ThreadConflictError:
                 if attempt == 2:
@@ -216,7 +236,8 @@ class Run:
 
     async def _steps(self) -> AsyncIterator[Event]:
         deps = self.deps
-        for step in range(1, deps.limits.max_steps + 1):
+        first = self.record.steps + 1  # a resumed run goes on counting
+        for step in range(first, first + deps.limits.max_steps):
             request = deps.requests.build(
                 thread_id=self.thread_id,
                 run_id=self.record.id,
@@ -225,6 +246,7 @@ class Run:
                 messages=self.messages,
                 loaded=self.loaded,
                 user_id=self.user_id,
+                operations=self.operations,
             )
             yield ModelCallStarted(
                 step,
@@ -255,18 +277,48 @@ class Run:
             # The gate's rule, checked here against what really went to the provider.
             allowed = offered_names(request.tools, sent.tools)
             results = await self._run_tools(calls, allowed)
-            loads = [name for r in results for name in r.loaded]
-            await self._save([r.message() for r in results], loads)
-            for result in results:
-                yield ToolResultEvent(
-                    result.call_id, result.name, result.content, result.is_error, result.refused
-                )
-            if loads:
-                yield CapabilityLoaded(loads)
+            async for event in self._finish_step(results):
+                yield event
+            if self.waiting:
+                return
         raise RunLimitError(
             f"the run stopped after {deps.limits.max_steps} model calls without a final answer "
             "(the step limit; raise it with Oracle(max_steps=...))"
         )
+
+    async def _finish_step(self, results: list[ToolResult]) -> AsyncIterator[Event]:
+        """Save a step's tool results; calls that must wait become operations (not saved).
+
+        The waits are saved first, then the other results with the run's waiting status in
+        one step: a crash in between leaves a pending operation whose call is unanswered,
+        which a decision resumes, and never a call that runs without one.
+        """
+        store = self.deps.store
+        waits = [r.operation for r in results if r.operation and r.operation.status == "pending"]
+        done = [r for r in results if r.operation is None or r.operation.status != "pending"]
+        for operation in waits:
+            await store.insert_operation(operation)
+        if waits:
+            kinds = {o.kind for o in waits}
+            self.record.status = (
+                "waiting_for_approval" if "approval" in kinds else "waiting_for_connection"
+            )
+            self.waiting = list(waits)
+        loads = [name for r in done for name in r.loaded]
+        await self._save([r.message() for r in done], loads)
+        for result in done:
+            yield ToolResultEvent(
+                result.call_id, result.name, result.content, result.is_error, result.refused
+            )
+            if result.operation is not None:  # a background call started
+                self.operations = True
+                yield OperationUpdated(result.operation.to_json())
+        if loads:
+            yield CapabilityLoaded(loads)
+        for operation in waits:
+            self.operations = True
+            requested = ApprovalRequested if operation.kind == "approval" else ConnectionRequested
+            yield requested(operation.to_json())
 
     async def _model_call(
         self, request: ModelRequest
@@ -304,6 +356,7 @@ class Run:
             return response, shown
 
         task = asyncio.ensure_future(whole())
+        getter: asyncio.Future[TextDelta] | None = None
         try:
             while not task.done():
                 getter = asyncio.ensure_future(queue.get())
@@ -320,6 +373,8 @@ class Run:
                 yield queue.get_nowait()
             yield task.result()
         finally:
+            if getter is not None and not getter.done():
+                getter.cancel()  # a run cancelled while waiting must not leave it pending
             if not task.done():
                 task.cancel()
 
@@ -330,17 +385,18 @@ class Run:
         chain = deps.middleware
         semaphore = asyncio.Semaphore(deps.limits.tool_concurrency)
         loaded = list(self.loaded)
+        refuse_call = deps.requests.refused  # worded for the surface (catalog, specialist)
 
         async def execute(call: ToolCall) -> ToolResult:
             if call.name not in allowed:  # a middleware changed the call in wrap_tool_call
-                return refused(deps.registry, call, loaded)
+                return refuse_call(call, loaded)
             async with semaphore:
                 return await deps.executor.execute(call, loaded, chain.notify)
 
         handler = chain.wrap_tool(execute)
 
         def refuse(seen: ToolCall) -> ToolResult | None:
-            return None if seen.name in allowed else refused(deps.registry, seen, loaded)
+            return None if seen.name in allowed else refuse_call(seen, loaded)
 
         async def one(raw: Mapping[str, Any]) -> ToolResult:
             call = ToolCall(
@@ -353,7 +409,7 @@ class Run:
                 user_id=self.user_id,
             )
             # Decided before any middleware sees the call: a refused call stays refused.
-            first = None if call.name in allowed else refused(deps.registry, call, loaded)
+            first = None if call.name in allowed else refuse_call(call, loaded)
             try:
                 async with asyncio.timeout(self._remaining()):
                     result = await chain.run_tool(call, handler, lambda seen: first or refuse(seen))

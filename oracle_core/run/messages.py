@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from oracle_core.run.operations import Operation
 from oracle_core.tools import Tool
 
 Message = dict[str, Any]
@@ -160,6 +161,9 @@ class ToolResult:
         loaded: plugins a ``load_capability`` call loaded.
         value: what the tool function returned, before it became ``content`` (never saved).
         error: the exception the call failed with, when it raised (never saved).
+        operation: the operation the call made (never saved): a ``pending`` wait (the
+            call did not run: the run stops to wait for it) or a ``running`` background
+            call (``content`` tells the model its id).
     """
 
     call_id: str
@@ -170,6 +174,7 @@ class ToolResult:
     loaded: tuple[str, ...] = ()
     value: Any = field(default=None, repr=False, compare=False)
     error: BaseException | None = field(default=None, repr=False, compare=False)
+    operation: Operation | None = field(default=None, repr=False, compare=False)
 
     def replace(self, **changes: Any) -> ToolResult:
         """A copy of this result with ``changes``."""

@@ -1,8 +1,10 @@
 """Building the model request of each step: system prompt, messages, the gate's tools.
 
-The builder belongs to one assembled registry. It keeps, per distinct set of loaded
-plugins, the tool list the gate shows (a tuple, shared safely because it is immutable),
-and counts the tokens of each part of a request for the ``model_call`` event.
+The builder belongs to one assembled registry and one surface. On the catalog surface it
+keeps, per distinct set of loaded plugins, the tool list the gate shows (a tuple, shared
+safely because it is immutable); on a specialist surface every request shows the same
+named tools, with no meta-tools and no Tier-1 block. It counts the tokens of each part of
+a request for the ``model_call`` event.
 """
 
 from __future__ import annotations
@@ -11,16 +13,21 @@ from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from oracle_core.capabilities.gate import visible_tools
-from oracle_core.capabilities.meta_tools import META_TOOLS
+from oracle_core.capabilities.gate import refused, visible_tools
+from oracle_core.capabilities.meta_tools import GET_OPERATION_TOOL, META_TOOLS
 from oracle_core.capabilities.prompt import system_prompt, tier1_block
+from oracle_core.capabilities.surface import Catalog, Specialist, Surface, specialist_tools
 from oracle_core.plugins.registry import Registry
-from oracle_core.run.messages import ModelRequest
+from oracle_core.run.messages import ModelRequest, ToolCall, ToolResult
 from oracle_core.tokens import count_json_tokens, count_message_tokens, count_tokens
 from oracle_core.tools import Tool
 
 _CACHED_TOOL_LISTS = 1024
 """Distinct sets of loaded plugins whose tool lists are kept (least recently used go)."""
+
+
+_META = (*META_TOOLS, GET_OPERATION_TOOL)
+"""Tools counted as meta-tools in a request's token split."""
 
 
 class RequestBuilder:
@@ -29,19 +36,36 @@ class RequestBuilder:
     Args:
         registry: the assembled plugins.
         instructions: the opening of the system prompt.
+        surface: what the model is shown (default: the catalog).
+
+    Raises:
+        SurfaceError: a specialist surface names a tool ``registry`` does not have.
     """
 
-    def __init__(self, registry: Registry, instructions: str) -> None:
+    def __init__(
+        self, registry: Registry, instructions: str, surface: Surface | None = None
+    ) -> None:
         self.registry = registry
         self.instructions = instructions
-        self.tier1_block = tier1_block(registry)
+        self.surface: Surface = surface or Catalog()
+        self.specialist: tuple[Tool, ...] | None = (
+            specialist_tools(self.surface, registry)
+            if isinstance(self.surface, Specialist)
+            else None
+        )
+        self.tier1_block = "" if self.specialist is not None else tier1_block(registry)
         self.system_prompt = system_prompt(instructions, self.tier1_block)
         self._tool_lists: OrderedDict[tuple[str, ...], tuple[Tool, ...]] = OrderedDict()
         self._fixed_tokens: tuple[int, int] | None = None
         self._schema_tokens: dict[int, int] = {}
 
     def tools_for(self, loaded: Sequence[str]) -> tuple[Tool, ...]:
-        """What the gate shows in a thread with ``loaded`` plugins: meta-tools first."""
+        """What the gate shows in a thread with ``loaded`` plugins: meta-tools first.
+
+        On a specialist surface: exactly its tools, whatever is loaded.
+        """
+        if self.specialist is not None:
+            return self.specialist
         key = tuple(loaded)
         tools = self._tool_lists.get(key)
         if tools is None:
@@ -63,8 +87,16 @@ class RequestBuilder:
         messages: Sequence[Mapping[str, Any]],
         loaded: Sequence[str],
         user_id: str = "default",
+        operations: bool = False,
     ) -> ModelRequest:
-        """The request of one step, with the gate's tool list."""
+        """The request of one step, with the gate's tool list.
+
+        ``operations``: the thread has an operation, so ``get_operation`` is shown right
+        after the three meta-tools (never on a specialist surface).
+        """
+        tools = self.tools_for(loaded)
+        if operations and self.specialist is None:
+            tools = (*tools[: len(META_TOOLS)], GET_OPERATION_TOOL, *tools[len(META_TOOLS) :])
         return ModelRequest(
             thread_id=thread_id,
             run_id=run_id,
@@ -72,9 +104,13 @@ class RequestBuilder:
             model=model,
             system_prompt=self.system_prompt,
             messages=tuple(messages),
-            tools=self.tools_for(loaded),
+            tools=tools,
             user_id=user_id,
         )
+
+    def refused(self, call: ToolCall, loaded: Sequence[str]) -> ToolResult:
+        """The result of a call the gate does not let run, worded for this surface."""
+        return refused(self.registry, call, loaded, specialist=self.specialist is not None)
 
     def schema_tokens(self, tool: Tool) -> int:
         """Tokens of one tool's OpenAI definition (counted once per tool)."""
@@ -99,8 +135,8 @@ class RequestBuilder:
             tier1 = count_tokens(self.tier1_block) if self.tier1_block else 0
             self._fixed_tokens = (tier1, count_tokens(self.instructions))
         tier1, instructions = self._fixed_tokens
-        meta = sum(self.schema_tokens(t) for t in request.tools if t in META_TOOLS)
-        schemas = sum(self.schema_tokens(t) for t in request.tools if t not in META_TOOLS)
+        meta = sum(self.schema_tokens(t) for t in request.tools if t in _META)
+        schemas = sum(self.schema_tokens(t) for t in request.tools if t not in _META)
         if message_tokens is None:
             message_tokens = sum(count_message_tokens(m) for m in request.messages)
         messages = instructions + message_tokens

@@ -7,6 +7,7 @@ from typing import Any
 
 from oracle_core.run.events import CapabilityLoaded, Event, RunFinished, ToolCallEvent
 from oracle_core.run.messages import Usage
+from oracle_core.run.operations import Operation
 
 
 @dataclass
@@ -16,11 +17,13 @@ class RunResult:
     Attributes:
         run_id: the run's id.
         thread_id: its thread.
-        status: ``completed``, ``failed`` or ``cancelled``.
+        status: ``completed``, ``failed`` or ``cancelled``; ``waiting_for_approval`` or
+            ``waiting_for_connection`` when it stopped to wait (see ``operations``).
         answer: the final answer text (empty unless completed).
         usage: provider-reported tokens over the run.
         error: why it failed, when it did.
         events: every event, in order (model calls, tool calls and results, loads, usage).
+        operations: what a waiting run waits on (empty for every other status).
     """
 
     run_id: str
@@ -30,6 +33,7 @@ class RunResult:
     usage: Usage
     error: str | None = None
     events: list[Event] = field(default_factory=list)
+    operations: list[Operation] = field(default_factory=list)
 
     @classmethod
     def from_events(cls, thread_id: str, events: list[Event]) -> RunResult:
@@ -42,7 +46,14 @@ class RunResult:
         if not isinstance(done, RunFinished):
             raise ValueError("the run has not finished: its events do not end with `done`")
         return cls(
-            done.run_id, thread_id, done.status, done.answer, done.usage, done.error, list(events)
+            done.run_id,
+            thread_id,
+            done.status,
+            done.answer,
+            done.usage,
+            done.error,
+            list(events),
+            [Operation.from_record(o) for o in done.operations],
         )
 
     @property
@@ -65,5 +76,6 @@ class RunResult:
             "usage": self.usage.as_dict(),
             "error": self.error,
             "loaded": self.loaded,
+            "operations": [o.to_json() for o in self.operations],
             "events": [e.to_json() for e in self.events],
         }

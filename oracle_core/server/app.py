@@ -12,16 +12,22 @@ from starlette.responses import Response
 from starlette.types import ASGIApp
 
 from oracle_core import __version__
+from oracle_core.mcp.export import http_endpoint as mcp_http_endpoint
+from oracle_core.mcp.export import running as mcp_sessions
 from oracle_core.server.api import api_router, health_router
 from oracle_core.server.auth import BearerAuth
+from oracle_core.server.connections import connections_router
 from oracle_core.server.context import ServerContext
 from oracle_core.server.errors import error_response, install_error_handlers
+from oracle_core.server.follow import follow_router
 from oracle_core.server.hosts import HostGuardMiddleware, HostPolicy
 from oracle_core.server.limits import BodyLimitMiddleware, Limits
 from oracle_core.server.openai_compat import openai_router
+from oracle_core.server.operations import operations_router
 from oracle_core.server.page import page_router, static_mount
 from oracle_core.server.plugin_routes import plugin_routes
 from oracle_core.server.security import SecurityHeadersMiddleware
+from oracle_core.server.threads import threads_router
 
 if TYPE_CHECKING:
     from oracle_core.oracle import Oracle
@@ -29,8 +35,9 @@ if TYPE_CHECKING:
 log = logging.getLogger("oracle_core.server")
 
 DESCRIPTION = """An oracle served over HTTP: threads and runs (JSON or server-sent events), an
-OpenAI-compatible `/v1/chat/completions`, plugin routes under `/plugins/<name>/`, and a chat
-page at `/`. Send `Authorization: Bearer <token>` when the server has tokens."""
+OpenAI-compatible `/v1/chat/completions`, plugin routes under `/plugins/<name>/`, MCP
+(streamable HTTP) at `/mcp`, and a chat page at `/`. Send `Authorization: Bearer <token>`
+when the server has tokens."""
 
 
 def create_app(
@@ -73,12 +80,14 @@ def create_app(
     auth = BearerAuth(tokens)
     hosts = HostPolicy.for_server(token=auth.enabled, allowed_hosts=allowed_hosts)
     ctx = ServerContext(oracle, auth, limits or Limits(), hosts)
+    mcp = mcp_http_endpoint(oracle, auth.check)  # /mcp; None without oracle-core[mcp]
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         await oracle.start()
         try:
-            yield
+            async with mcp_sessions(mcp):
+                yield
         finally:
             await ctx.runs.cancel_all()
             await oracle.close()
@@ -101,12 +110,17 @@ def create_app(
         max_bytes=ctx.limits.max_body_bytes,
         timeout_seconds=ctx.limits.body_timeout_seconds,
     )
-    routers = [health_router(ctx), api_router(ctx), openai_router(ctx)]
+    routers = [health_router(ctx), api_router(ctx), threads_router(ctx), openai_router(ctx)]
+    routers.append(connections_router(ctx))
+    routers.append(operations_router(ctx))
+    routers.append(follow_router(ctx))
     if chat_page:
-        routers.append(page_router())
+        routers.append(page_router(ctx))
         app.router.routes.append(static_mount())
     for router in routers:
         app.include_router(router)
+    if mcp is not None:
+        app.router.routes.append(mcp.route())
     core = [*app.router.routes, *(route for router in routers for route in router.routes)]
     mounted = plugin_routes(oracle.registry, ctx.auth, core)
     app.router.routes.extend(mounted.routes)

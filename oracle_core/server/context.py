@@ -5,13 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from oracle_core.errors import PluginConflictError
+from oracle_core.errors import InvalidThreadIdError, PluginConflictError
 from oracle_core.run.messages import Message
 from oracle_core.server.auth import BearerAuth
 from oracle_core.server.errors import ApiError
 from oracle_core.server.hosts import HostPolicy
-from oracle_core.server.limits import THREAD_ID, Limits
+from oracle_core.server.limits import Limits
 from oracle_core.server.runs import ThreadRuns
+from oracle_core.thread_ids import check_thread_id
 
 if TYPE_CHECKING:
     from oracle_core.oracle import Oracle
@@ -42,14 +43,10 @@ class ServerContext:
 
     def check_thread_id(self, thread_id: str) -> str:
         """Return ``thread_id`` if the server accepts it, else raise 422 saying what fits."""
-        if not THREAD_ID.fullmatch(thread_id):
-            raise ApiError(
-                422,
-                "invalid_thread_id",
-                f"thread id {thread_id[:140]!r} is not valid: use 1 to 128 letters, digits and "
-                "the characters . _ : @ -, starting with a letter or digit",
-            )
-        return thread_id
+        try:
+            return check_thread_id(thread_id)
+        except InvalidThreadIdError as error:
+            raise ApiError(422, "invalid_thread_id", str(error)) from None
 
     def check_history(self, messages: list[Message]) -> list[Message]:
         """Return ``messages`` if a stateless request may carry them, else raise 422.

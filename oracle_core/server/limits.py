@@ -5,14 +5,15 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 from dataclasses import dataclass
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-THREAD_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}")
-"""Thread ids the server accepts: 1 to 128 of letters, digits and ``._:@-``, not leading
-with punctuation (so an id is always safe in a URL path segment and a log line)."""
+from oracle_core import thread_ids
+
+THREAD_ID = thread_ids.THREAD_ID
+"""Thread ids the server accepts: the one rule of :mod:`oracle_core.thread_ids`, which the
+CLI applies too."""
 
 
 @dataclass(frozen=True)

@@ -4,12 +4,16 @@ Any OpenAI client talks to the oracle with its plugins: the oracle runs its own 
 (meta-tools included) inside one request and answers with the final text. Two ways in:
 
 - Stateless, as OpenAI: no thread given. A new thread is made, seeded with the earlier
-  ``user`` and ``assistant`` messages of the request, and the last user message is run on it.
+  ``user`` and ``assistant`` messages of the request, the last user message is run on it,
+  and the thread is deleted when the run ends, so nothing of the request is kept (a run
+  left waiting for a person, an approval or a connection, keeps its thread, and its id
+  comes back).
 - Stateful: the extension field ``thread_id`` (or header ``X-Oracle-Thread``) names a thread;
   only the last user message is posted to it, since the thread already holds the history.
+  The thread id comes back in the ``X-Oracle-Thread`` header (and ``thread_id`` in a
+  non-streamed body).
 
-Either way the thread id comes back in the ``X-Oracle-Thread`` header (and ``thread_id`` in
-a non-streamed body). Client system messages are ignored: the oracle has its instructions.
+Client system messages are ignored: the oracle has its instructions.
 """
 
 from __future__ import annotations
@@ -19,14 +23,17 @@ import uuid
 from collections.abc import AsyncIterator
 from typing import Any
 
+import anyio
 from fastapi import APIRouter, Depends, Request
 from starlette.responses import JSONResponse, Response
 
 from oracle_core.run.events import RunFinished, TextDelta
 from oracle_core.run.messages import Message, Usage
+from oracle_core.run.operations import Operation
 from oracle_core.server.context import ServerContext
 from oracle_core.server.errors import ApiError
 from oracle_core.server.models import ChatCompletionRequest, ChatMessage, ErrorBody
+from oracle_core.server.operations import waiting_message
 from oracle_core.server.runs import RunHandle
 from oracle_core.server.sse import PING, sse_message, sse_response, with_pings
 
@@ -111,20 +118,33 @@ def openai_router(ctx: ServerContext) -> APIRouter:
                 f"the {THREAD_HEADER} header and thread_id name different threads",
             )
         thread_id = body.thread_id or header
+        stateless = not thread_id
         if thread_id:
             ctx.check_thread_id(thread_id)
         else:
             thread_id = f"chat-{uuid.uuid4().hex[:20]}"
             seed = ctx.check_history(_seed(body.messages[:-1]))
             await ctx.oracle.checkpointer.append(thread_id, base=0, messages=seed)
-        handle = ctx.runs.start(
-            thread_id, text, user_id=body.user or "default", text_deltas=body.stream
-        )
-        headers = {THREAD_HEADER: thread_id}
+        try:
+            handle = ctx.runs.start(
+                thread_id, text, user_id=body.user or "default", text_deltas=body.stream
+            )
+        except BaseException:
+            if stateless:
+                await ctx.oracle.checkpointer.delete(thread_id)
+            raise
+        headers = {} if stateless else {THREAD_HEADER: thread_id}
         completion_id = f"chatcmpl-{uuid.uuid4().hex[:24]}"
         if not body.stream:
-            result = await handle.result()
-            if result.status != "completed":
+            try:
+                result = await handle.result()
+            finally:
+                if stateless:
+                    await _forget(ctx, thread_id)
+            if stateless and result.status.startswith("waiting"):
+                headers = {THREAD_HEADER: thread_id}
+            waiting = result.status.startswith("waiting_for_")
+            if result.status != "completed" and not waiting:
                 raise ApiError(
                     500,
                     "run_failed",
@@ -140,25 +160,60 @@ def openai_router(ctx: ServerContext) -> APIRouter:
                     "choices": [
                         {
                             "index": 0,
-                            "message": {"role": "assistant", "content": result.answer},
+                            "message": {
+                                "role": "assistant",
+                                "content": (
+                                    waiting_message(result.operations) if waiting else result.answer
+                                ),
+                            },
                             "finish_reason": "stop",
                         }
                     ],
                     "usage": _usage(result.usage),
-                    "thread_id": thread_id,
+                    **({"thread_id": thread_id} if headers else {}),
                     "run_id": result.run_id,
+                    **({"status": result.status} if waiting else {}),
+                    **({"operations": [o.to_json() for o in result.operations]} if waiting else {}),
                 },
                 headers=headers,
             )
         if await handle.next() is None:  # run_started; a conflict becomes a 409 here
+            if stateless:
+                await _forget(ctx, thread_id)
             raise ApiError(500, "server_error", "the run ended before it started")
         include_usage = bool(body.stream_options and body.stream_options.include_usage)
         chunks = _chunks(
             handle, completion_id, body.model, include_usage, ctx.limits.sse_ping_seconds
         )
+        if stateless:
+            chunks = _forgetting(chunks, ctx, thread_id)
         return sse_response(chunks, {**headers, **_NO_RETRY})
 
     return router
+
+
+async def _forget(ctx: ServerContext, thread_id: str) -> None:
+    """Delete a stateless request's thread once its run has ended (unless it waits).
+
+    Shielded: a client that hangs up cancels its response, and anyio would cancel every
+    await of this clean-up too, leaving the thread behind.
+    """
+    with anyio.CancelScope(shield=True):
+        await ctx.runs.wait(thread_id)
+        state = await ctx.oracle.checkpointer.load(thread_id)
+        if not any(run.status.startswith("waiting") for run in state.runs):
+            await ctx.oracle.checkpointer.delete(thread_id)
+
+
+async def _forgetting(
+    chunks: AsyncIterator[bytes], ctx: ServerContext, thread_id: str
+) -> AsyncIterator[bytes]:
+    """``chunks``, then the stateless request's thread forgotten, however the stream ends."""
+    try:
+        async for chunk in chunks:
+            yield chunk
+    finally:
+        await _forget(ctx, thread_id)
 
 
 async def _chunks(
@@ -192,6 +247,11 @@ async def _chunks(
                 yield chunk({"content": event.text})
             elif isinstance(event, RunFinished):
                 finished = True
+                if event.status.startswith("waiting_for_"):  # tell the client how to decide
+                    waits = [Operation.from_record(o) for o in event.operations]
+                    yield chunk({"content": waiting_message(waits)})
+                    yield chunk({}, "stop")
+                    continue
                 if event.status != "completed":
                     yield _error(f"run {event.run_id} {event.status}: {event.error}")
                     break

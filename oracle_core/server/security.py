@@ -19,7 +19,8 @@ PAGE_CSP = "; ".join(
 """The chat page's policy: its own script, style and API only; no inline code, no framing.
 
 The page keeps it: its script and style are files under ``/static/``, and it writes what the
-server sends with ``textContent``, never as HTML.
+server sends with ``textContent``, never as HTML, except answers' Markdown, which the server
+renders and sanitizes itself (:mod:`oracle_core.server.markdown`).
 """
 
 SECURITY_HEADERS: tuple[tuple[bytes, bytes], ...] = (

@@ -28,6 +28,8 @@ import h11
 import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
+from oracle_core.server.logging_config import server_log_config
+
 if TYPE_CHECKING:
     from fastapi import FastAPI
 
@@ -205,6 +207,7 @@ def make_server(
         app,
         http=protocol_class(timeouts.header_seconds),
         log_level=log_level,
+        log_config=server_log_config(log_level),  # every log to stderr (logging_config.py)
         lifespan="on",
         server_header=False,
         timeout_keep_alive=KEEP_ALIVE_SECONDS,

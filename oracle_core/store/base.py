@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping, Sequence
+from typing import Any
 
+from oracle_core.connections.records import CredentialRecord
 from oracle_core.run.messages import Message
-from oracle_core.store.state import RunRecord, ThreadState, ThreadTail
+from oracle_core.run.operations import Operation
+from oracle_core.store.events import EventChannel
+from oracle_core.store.state import RunRecord, ThreadState, ThreadSummary, ThreadTail
 
 
 class Checkpointer(ABC):
@@ -95,6 +99,43 @@ class Checkpointer(ABC):
     async def threads(self) -> list[str]:
         """Every thread id stored, most recently updated first."""
 
+    async def thread_summaries(self, *, limit: int | None = None) -> list[ThreadSummary]:
+        """The stored threads with their last activity and size, most recently updated first.
+
+        The default reads every thread with :meth:`load` (its times are those of its runs);
+        stores override it to read only the counts.
+
+        Args:
+            limit: the most threads to list; ``None`` lists every one.
+        """
+        summaries = []
+        for thread_id in (await self.threads())[:limit]:
+            state = await self.load(thread_id)
+            times = [t for r in state.runs for t in (r.created_at, r.updated_at)] or [0.0]
+            summaries.append(
+                ThreadSummary(
+                    thread_id,
+                    created_at=min(times),
+                    updated_at=max(times),
+                    messages=len(state.messages),
+                    tokens=sum(state.message_tokens),
+                    runs=len(state.runs),
+                )
+            )
+        return summaries
+
+    async def delete(self, thread_id: str) -> bool:
+        """Remove a thread and everything kept for it, in one transaction.
+
+        Its messages, loaded plugins, runs, lease and lease waiters all go; a run still in
+        progress on it finds the thread gone when it next saves (the caller should refuse to
+        delete a thread it is running on).
+
+        Returns:
+            ``True`` when the thread existed.
+        """
+        raise NotImplementedError(f"{type(self).__name__} cannot delete threads")
+
     @abstractmethod
     async def acquire(self, thread_id: str, owner: str, ttl: float) -> bool:
         """Take or renew the thread's lease for ``owner``, atomically across processes.
@@ -145,6 +186,133 @@ class Checkpointer(ABC):
         Returns:
             The ids of the runs marked, oldest first.
         """
+
+    # -- credentials (sealed by oracle_core.connections.vault; the store never sees clear text)
+
+    @abstractmethod
+    async def save_credential(self, plugin: str, name: str, user_id: str, sealed: str) -> None:
+        """Store the sealed credential of connection ``name`` of ``plugin`` for ``user_id``.
+
+        Inserts or replaces, atomically; ``created_at`` is kept on a replace and
+        ``updated_at`` becomes now. ``user_id`` is ``""`` for a shared connection.
+        """
+
+    @abstractmethod
+    async def load_credential(
+        self, plugin: str, name: str, user_id: str
+    ) -> CredentialRecord | None:
+        """The stored credential (with its ``sealed`` value), or ``None`` when there is none."""
+
+    @abstractmethod
+    async def delete_credential(self, plugin: str, name: str, user_id: str) -> bool:
+        """Remove a stored credential; ``True`` when there was one."""
+
+    @abstractmethod
+    async def credentials(
+        self, *, plugin: str | None = None, user_id: str | None = None
+    ) -> list[CredentialRecord]:
+        """The stored credentials, without their values (``sealed`` is ``""``).
+
+        Ordered by plugin, name and user id; ``plugin`` and ``user_id`` narrow the list.
+        """
+
+    # -- operations (oracle_core.run.operations: approvals, connections, background calls)
+    #
+    # Every method that reads an operation first settles what time alone decides, each by
+    # a compare-and-set so that whoever looks first wins and the rest see the same result:
+    # an approval still ``pending`` at or past its ``deadline`` becomes ``denied`` (reason
+    # DEADLINE_REASON); a ``background`` operation still ``running`` whose worker holds no
+    # live lease on ``operation_lease(id)`` (its process died) becomes ``failed``
+    # (error BACKGROUND_LOST_ERROR). Times are the store's clock, as for leases.
+
+    @abstractmethod
+    async def insert_operation(self, operation: Operation) -> None:
+        """Save a new operation as it is (its ``created_at``/``updated_at`` are kept).
+
+        Raises:
+            ValueError: when an operation with its id exists already (nothing changes).
+        """
+
+    @abstractmethod
+    async def get_operation(self, operation_id: str) -> Operation | None:
+        """The operation with this id (settled first, see above), or ``None``."""
+
+    @abstractmethod
+    async def list_operations(
+        self,
+        *,
+        thread_id: str | None = None,
+        status: str | None = None,
+        run_id: str | None = None,
+        kind: str | None = None,
+        limit: int = 1000,
+    ) -> list[Operation]:
+        """Operations matching every filter given (settled first), oldest first, at most ``limit``."""
+
+    @abstractmethod
+    async def update_operation(
+        self,
+        operation_id: str,
+        *,
+        expect: Collection[str],
+        status: str,
+        reason: str | None = None,
+        result: str | None = None,
+        error: str | None = None,
+        details: Mapping[str, Any] | None = None,
+    ) -> tuple[Operation, bool]:
+        """Compare-and-set an operation's status, atomically across processes.
+
+        When the operation's status (settled first) is one of ``expect``, it becomes
+        ``status``, ``updated_at`` becomes now, and each of ``reason``, ``result``, ``error``
+        and ``details`` that is not ``None`` replaces the saved value (``details`` merges
+        key by key). Otherwise nothing changes.
+
+        Returns:
+            The operation as it is after the call, and whether this call changed it.
+
+        Raises:
+            OperationNotFoundError: when there is no operation with this id.
+        """
+
+    @abstractmethod
+    async def claim_operation(self, operation_id: str, owner: str) -> Operation | None:
+        """Claim carrying a settled operation on (resuming its run, delivering its result).
+
+        The claim is taken, atomically, when the operation (settled first) is no longer open
+        (its status is not in ``OPEN_STATUSES``), it was not carried on yet (``resumed_at``
+        is ``None``), and it is unclaimed, claimed by ``owner`` already, or claimed by an
+        owner that holds no live lease on the operation's thread any more (it died: claims
+        are tied to the claimer's thread lease, so take that lease first). A claim sets
+        ``claimed_by`` to ``owner`` and adds one to ``claims`` (not for a repeat by ``owner``).
+
+        Returns:
+            The claimed operation, or ``None`` when it is not claimable now (unknown, open,
+            carried on already, or claimed by a live owner).
+        """
+
+    @abstractmethod
+    async def finish_operation(
+        self, operation_id: str, owner: str, outcome: Mapping[str, Any]
+    ) -> bool:
+        """Mark a claimed operation carried on: ``resumed_at`` now, ``outcome`` saved.
+
+        Returns:
+            ``True`` when ``owner`` held the claim and the operation was not finished yet;
+            ``False`` otherwise (nothing changes).
+        """
+
+    @property
+    def events(self) -> EventChannel:
+        """Where runs publish their events and followers of a thread receive them.
+
+        The default fans out within this process; a store shared by several processes
+        (Postgres) overrides it so followers see the runs of every process.
+        """
+        channel = self.__dict__.get("_event_channel")
+        if channel is None:
+            channel = self.__dict__["_event_channel"] = EventChannel()
+        return channel
 
     async def close(self) -> None:
         """Release connections and files. Safe to call twice."""

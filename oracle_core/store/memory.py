@@ -4,12 +4,21 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import dataclasses
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
-from oracle_core.errors import ThreadConflictError
+from oracle_core.connections.records import CredentialRecord
+from oracle_core.errors import OperationNotFoundError, ThreadConflictError
 from oracle_core.run.messages import Message
+from oracle_core.run.operations import (
+    OPEN_STATUSES,
+    Operation,
+    operation_lease,
+    settled_by_time,
+)
 from oracle_core.store.base import (
     INTERRUPTED_ERROR,
     WAITER_LIVENESS,
@@ -18,8 +27,8 @@ from oracle_core.store.base import (
     tail_of,
 )
 from oracle_core.store.saving import clean_run, prepare_messages
-from oracle_core.store.state import RunRecord, ThreadState, ThreadTail
-from oracle_core.text import clean_text
+from oracle_core.store.state import RunRecord, ThreadState, ThreadSummary, ThreadTail
+from oracle_core.text import clean_json, clean_text
 
 
 def conflict(thread_id: str, base: int, actual: int) -> ThreadConflictError:
@@ -48,8 +57,11 @@ class MemoryCheckpointer(Checkpointer):
         self._clock = clock
         self._threads: dict[str, ThreadState] = {}
         self._touched: dict[str, float] = {}
+        self._created: dict[str, float] = {}
         self._leases: dict[str, _Lease] = {}
         self._waiters: dict[str, dict[str, tuple[float, float]]] = {}  # owner -> (since, seen)
+        self._credentials: dict[tuple[str, str, str], CredentialRecord] = {}
+        self._operations: dict[str, Operation] = {}
 
     async def load(self, thread_id: str) -> ThreadState:
         thread_id = clean_text(thread_id)
@@ -98,10 +110,34 @@ class MemoryCheckpointer(Checkpointer):
             if held is not None and held.owner == clean_text(lease):
                 held.expires_at = now + held.ttl
         self._touched[thread_id] = now
+        self._created.setdefault(thread_id, now)
         return list(state.loaded_plugins)
 
     async def threads(self) -> list[str]:
         return sorted(self._threads, key=lambda t: self._touched.get(t, 0.0), reverse=True)
+
+    async def thread_summaries(self, *, limit: int | None = None) -> list[ThreadSummary]:
+        return [
+            ThreadSummary(
+                tid,
+                created_at=self._created.get(tid, 0.0),
+                updated_at=self._touched.get(tid, 0.0),
+                messages=len(self._threads[tid].messages),
+                tokens=sum(self._threads[tid].message_tokens),
+                runs=len(self._threads[tid].runs),
+            )
+            for tid in (await self.threads())[:limit]
+        ]
+
+    async def delete(self, thread_id: str) -> bool:
+        thread_id = clean_text(thread_id)
+        self._touched.pop(thread_id, None)
+        self._created.pop(thread_id, None)
+        self._leases.pop(thread_id, None)
+        self._waiters.pop(thread_id, None)
+        for operation in [o for o in self._operations.values() if o.thread_id == thread_id]:
+            del self._operations[operation.id]
+        return self._threads.pop(thread_id, None) is not None
 
     async def acquire(self, thread_id: str, owner: str, ttl: float) -> bool:
         check_ttl(ttl)
@@ -142,3 +178,134 @@ class MemoryCheckpointer(Checkpointer):
                     run.error = run.error or INTERRUPTED_ERROR
                     marked.append((run.created_at, run.id))
         return [run_id for _, run_id in sorted(marked)]
+
+    async def save_credential(self, plugin: str, name: str, user_id: str, sealed: str) -> None:
+        key = (clean_text(plugin), clean_text(name), clean_text(user_id))
+        now = self._clock()
+        old = self._credentials.get(key)
+        self._credentials[key] = CredentialRecord(
+            *key, created_at=old.created_at if old else now, updated_at=now, sealed=sealed
+        )
+
+    async def load_credential(
+        self, plugin: str, name: str, user_id: str
+    ) -> CredentialRecord | None:
+        return self._credentials.get((clean_text(plugin), clean_text(name), clean_text(user_id)))
+
+    async def delete_credential(self, plugin: str, name: str, user_id: str) -> bool:
+        key = (clean_text(plugin), clean_text(name), clean_text(user_id))
+        return self._credentials.pop(key, None) is not None
+
+    async def credentials(
+        self, *, plugin: str | None = None, user_id: str | None = None
+    ) -> list[CredentialRecord]:
+        return [
+            dataclasses.replace(record, sealed="")
+            for key, record in sorted(self._credentials.items())
+            if (plugin is None or key[0] == plugin) and (user_id is None or key[2] == user_id)
+        ]
+
+    # -- operations (no await between a check and its write: atomic for this event loop)
+
+    def _live(self, key: str, owner: str | None = None) -> bool:
+        held = self._leases.get(clean_text(key))
+        if held is None or held.expires_at <= self._clock():
+            return False
+        return owner is None or held.owner == owner
+
+    def _settled(self, operation_id: str) -> Operation | None:
+        operation = self._operations.get(operation_id)
+        if operation is None:
+            return None
+        alive = self._live(operation_lease(operation.id))
+        changed = settled_by_time(operation, self._clock(), alive)
+        if changed is not None:
+            self._operations[operation_id] = operation = changed
+        return operation
+
+    async def insert_operation(self, operation: Operation) -> None:
+        saved = Operation.from_record(clean_json(operation.to_record()))
+        if saved.id in self._operations:
+            raise ValueError(f"operation {saved.id!r} exists already")
+        self._operations[saved.id] = saved
+
+    async def get_operation(self, operation_id: str) -> Operation | None:
+        return self._settled(clean_text(operation_id))
+
+    async def list_operations(
+        self,
+        *,
+        thread_id: str | None = None,
+        status: str | None = None,
+        run_id: str | None = None,
+        kind: str | None = None,
+        limit: int = 1000,
+    ) -> list[Operation]:
+        thread = None if thread_id is None else clean_text(thread_id)
+        found = []
+        for operation_id in list(self._operations):
+            operation = self._settled(operation_id)
+            if operation is None or (thread is not None and operation.thread_id != thread):
+                continue
+            if status is not None and operation.status != status:
+                continue
+            if (run_id is not None and operation.run_id != run_id) or (
+                kind is not None and operation.kind != kind
+            ):
+                continue
+            found.append(operation)
+        found.sort(key=lambda o: o.created_at)
+        return found[: max(0, limit)]
+
+    async def update_operation(
+        self,
+        operation_id: str,
+        *,
+        expect: Collection[str],
+        status: str,
+        reason: str | None = None,
+        result: str | None = None,
+        error: str | None = None,
+        details: Mapping[str, Any] | None = None,
+    ) -> tuple[Operation, bool]:
+        operation_id = clean_text(operation_id)
+        operation = self._settled(operation_id)
+        if operation is None:
+            raise OperationNotFoundError(
+                f"no operation has the id {operation_id!r}", operation_id=operation_id
+            )
+        if operation.status not in expect:
+            return operation, False
+        changes: dict[str, Any] = {"status": status, "updated_at": self._clock()}
+        for name, value in (("reason", reason), ("result", result), ("error", error)):
+            if value is not None:
+                changes[name] = clean_text(value)
+        if details is not None:
+            changes["details"] = {**operation.details, **clean_json(dict(details))}
+        self._operations[operation_id] = operation = operation.replace(**changes)
+        return operation, True
+
+    async def claim_operation(self, operation_id: str, owner: str) -> Operation | None:
+        operation = self._settled(clean_text(operation_id))
+        owner = clean_text(owner)
+        if operation is None or operation.status in OPEN_STATUSES or operation.resumed_at:
+            return None
+        holder = operation.claimed_by
+        if holder == owner:
+            return operation
+        if holder is not None and self._live(operation.thread_id, holder):
+            return None
+        claimed = operation.replace(claimed_by=owner, claims=operation.claims + 1)
+        self._operations[operation.id] = claimed
+        return claimed
+
+    async def finish_operation(
+        self, operation_id: str, owner: str, outcome: Mapping[str, Any]
+    ) -> bool:
+        operation = self._operations.get(clean_text(operation_id))
+        if operation is None or operation.claimed_by != clean_text(owner) or operation.resumed_at:
+            return False
+        self._operations[operation.id] = operation.replace(
+            resumed_at=self._clock(), outcome=clean_json(dict(outcome))
+        )
+        return True

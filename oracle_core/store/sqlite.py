@@ -8,17 +8,21 @@ import re
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
+from oracle_core.connections.records import CredentialRecord
 from oracle_core.run.messages import Message
+from oracle_core.run.operations import Operation
+from oracle_core.store import sqlite_credentials as credential_sql
+from oracle_core.store import sqlite_operations as operation_sql
 from oracle_core.store.base import INTERRUPTED_ERROR, WAITER_LIVENESS, Checkpointer, check_ttl
 from oracle_core.store.memory import conflict
 from oracle_core.store.plugin_store import connect_sqlite
 from oracle_core.store.saving import count_message
-from oracle_core.store.state import RunRecord, ThreadState, ThreadTail
+from oracle_core.store.state import RunRecord, ThreadState, ThreadSummary, ThreadTail
 from oracle_core.text import clean_text
 
 T = TypeVar("T")
@@ -65,6 +69,16 @@ CREATE TABLE IF NOT EXISTS oracle_leases (
 );
 """
 """The tables; files made before ``tokens`` and ``status`` existed gain them on open."""
+
+_THREAD_TABLES = (
+    "oracle_messages",
+    "oracle_loaded_plugins",
+    "oracle_runs",
+    "oracle_lease_waiters",
+    "oracle_leases",
+    "oracle_operations",
+)
+"""The tables besides ``oracle_threads`` whose rows belong to one thread (``delete``)."""
 
 # Columns added after the first release: (table, column, SQL filling it in for old rows).
 _ADDED_COLUMNS = (
@@ -187,7 +201,11 @@ class SQLiteCheckpointer(Checkpointer):
         if self._closed:
             raise RuntimeError(f"{self.path} is closed")
         if self._db is None:
-            db = connect_sqlite(self.path, schema=SCHEMA, busy_timeout=self.busy_timeout)
+            db = connect_sqlite(
+                self.path,
+                schema=SCHEMA + credential_sql.SCHEMA + operation_sql.SCHEMA,
+                busy_timeout=self.busy_timeout,
+            )
             try:
                 _migrate(db)
             except BaseException:
@@ -435,6 +453,37 @@ class SQLiteCheckpointer(Checkpointer):
         )
         return [r[0] for r in rows]
 
+    async def thread_summaries(self, *, limit: int | None = None) -> list[ThreadSummary]:
+        query = (
+            "SELECT t.thread_id, t.created_at, t.updated_at,"
+            " (SELECT count(*) FROM oracle_messages m WHERE m.thread_id = t.thread_id),"
+            " (SELECT coalesce(sum(m.tokens), 0) FROM oracle_messages m"
+            "  WHERE m.thread_id = t.thread_id),"
+            " (SELECT count(*) FROM oracle_runs r WHERE r.thread_id = t.thread_id)"
+            " FROM oracle_threads t ORDER BY t.updated_at DESC LIMIT ?"
+        )
+        rows = await self._read(lambda db: db.execute(query, (limit or -1,)).fetchall())
+        return [ThreadSummary(*row) for row in rows]
+
+    async def delete(self, thread_id: str) -> bool:
+        thread_id = clean_text(thread_id)
+
+        def remove(db: sqlite3.Connection) -> bool:
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                found = db.execute(
+                    "DELETE FROM oracle_threads WHERE thread_id = ?", (thread_id,)
+                ).rowcount
+                for table in _THREAD_TABLES:
+                    db.execute(f"DELETE FROM {table} WHERE thread_id = ?", (thread_id,))
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+            return found > 0
+
+        return await self._call(remove)
+
     async def acquire(self, thread_id: str, owner: str, ttl: float) -> bool:
         check_ttl(ttl)
         thread_id, owner = clean_text(thread_id), clean_text(owner)
@@ -538,6 +587,98 @@ class SQLiteCheckpointer(Checkpointer):
             return [run_id for run_id, _ in rows]
 
         return await self._call(mark)
+
+    async def save_credential(self, plugin: str, name: str, user_id: str, sealed: str) -> None:
+        key = (clean_text(plugin), clean_text(name), clean_text(user_id))
+        await self._call(lambda db: credential_sql.save(db, key, sealed, self._clock()))
+
+    async def load_credential(
+        self, plugin: str, name: str, user_id: str
+    ) -> CredentialRecord | None:
+        key = (clean_text(plugin), clean_text(name), clean_text(user_id))
+        return await self._read(lambda db: credential_sql.load(db, key))
+
+    async def delete_credential(self, plugin: str, name: str, user_id: str) -> bool:
+        key = (clean_text(plugin), clean_text(name), clean_text(user_id))
+        return await self._call(lambda db: credential_sql.delete(db, key))
+
+    async def credentials(
+        self, *, plugin: str | None = None, user_id: str | None = None
+    ) -> list[CredentialRecord]:
+        return await self._read(lambda db: credential_sql.listing(db, plugin, user_id))
+
+    # -- operations: every change a compare-and-set under the write lock (sqlite_operations)
+
+    async def insert_operation(self, operation: Operation) -> None:
+        await self._call(lambda db: operation_sql.insert(db, operation))
+
+    async def get_operation(self, operation_id: str) -> Operation | None:
+        return await self._call(lambda db: operation_sql.get(db, operation_id, self._clock()))
+
+    async def list_operations(
+        self,
+        *,
+        thread_id: str | None = None,
+        status: str | None = None,
+        run_id: str | None = None,
+        kind: str | None = None,
+        limit: int = 1000,
+    ) -> list[Operation]:
+        def select(db: sqlite3.Connection, write: bool) -> list[Operation] | None:
+            return operation_sql.select(
+                db,
+                self._clock(),
+                thread_id=thread_id,
+                status=status,
+                run_id=run_id,
+                kind=kind,
+                limit=limit,
+                write=write,
+            )
+
+        # Read on the read connection (it waits for no writer); settle on the writer.
+        found = await self._read(lambda db: select(db, False))
+        if found is None:
+            found = await self._call(lambda db: select(db, True))
+        assert found is not None
+        return found
+
+    async def update_operation(
+        self,
+        operation_id: str,
+        *,
+        expect: Collection[str],
+        status: str,
+        reason: str | None = None,
+        result: str | None = None,
+        error: str | None = None,
+        details: Mapping[str, Any] | None = None,
+    ) -> tuple[Operation, bool]:
+        return await self._call(
+            lambda db: operation_sql.update(
+                db,
+                operation_id,
+                self._clock(),
+                expect=expect,
+                status=status,
+                reason=reason,
+                result=result,
+                error=error,
+                details=details,
+            )
+        )
+
+    async def claim_operation(self, operation_id: str, owner: str) -> Operation | None:
+        return await self._call(
+            lambda db: operation_sql.claim(db, operation_id, owner, self._clock())
+        )
+
+    async def finish_operation(
+        self, operation_id: str, owner: str, outcome: Mapping[str, Any]
+    ) -> bool:
+        return await self._call(
+            lambda db: operation_sql.finish(db, operation_id, owner, outcome, self._clock())
+        )
 
     async def close(self) -> None:
         if self._closed:

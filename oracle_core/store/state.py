@@ -8,7 +8,15 @@ from typing import Any, Literal
 
 from oracle_core.run.messages import Message, Usage
 
-RunStatus = Literal["running", "completed", "failed", "cancelled", "interrupted"]
+RunStatus = Literal[
+    "running",
+    "completed",
+    "failed",
+    "cancelled",
+    "interrupted",
+    "waiting_for_approval",
+    "waiting_for_connection",
+]
 """A run's status.
 
 - ``running``: a process is working on it (or was, until it is found interrupted).
@@ -16,8 +24,9 @@ RunStatus = Literal["running", "completed", "failed", "cancelled", "interrupted"
 - ``interrupted``: it was still ``running`` when no process held its thread's lease any more
   (the process working on it died or lost the lease), so it will never end by itself;
   :meth:`~oracle_core.store.Checkpointer.mark_interrupted` sets it. Its messages so far are kept.
-
-A later release adds waiting statuses (approvals, connections).
+- ``waiting_for_approval``, ``waiting_for_connection``: it stopped to wait for an operation
+  (a person's decision, a credential); settling the operation resumes it, exactly once
+  (see docs/waits.md). Nothing marks a waiting run interrupted: no process works on it.
 """
 
 
@@ -87,6 +96,31 @@ class ThreadTail:
     loaded_plugins: list[str] = field(default_factory=list)
     running: list[RunRecord] = field(default_factory=list)
     before: Message | None = None
+
+
+@dataclass(frozen=True)
+class ThreadSummary:
+    """One line of a listing of threads: how recent and how large a thread is.
+
+    Attributes:
+        thread_id: the thread's id.
+        created_at: when it was first saved (Unix seconds).
+        updated_at: when it was last saved (Unix seconds).
+        messages: how many messages it holds.
+        tokens: their size in tokens (the sum of ``message_tokens``).
+        runs: how many runs it has had.
+    """
+
+    thread_id: str
+    created_at: float
+    updated_at: float
+    messages: int = 0
+    tokens: int = 0
+    runs: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        """The summary as JSON-ready data."""
+        return asdict(self)
 
 
 @dataclass

@@ -26,6 +26,7 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from oracle_core.capabilities.prompt import tier1_entry
+from oracle_core.host import PluginHost, PluginStates
 from oracle_core.oracle import Oracle
 from oracle_core.plugins.loader import declared_name, source_for_object
 from oracle_core.plugins.registry import Plugin, Registry
@@ -97,7 +98,7 @@ async def _check(
 ) -> tuple[str, list[str]]:
     with tempfile.TemporaryDirectory(prefix="oracle-conformance-") as home:
         settings = Settings.from_env({"ORACLE_HOME": home, **(env or {})})
-        name = declared_name(obj)
+        name = declared_name(obj, host=PluginHost(settings, PluginStates()))
         if config:
             write_config(settings.home, {name: config})
         probe = Probe()
