@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any, Protocol
 
 import pytest
-from stores import PgSchema, make_schema
+from stores import KINDS, Clock, PgSchema, make_schema, opener
 from support import SitePackages
 
 from oracle_core import Oracle, Settings
-from oracle_core.store import MemoryCheckpointer
+from oracle_core.store import Checkpointer, MemoryCheckpointer
 from oracle_core.testing.openai_server import FakeOpenAI
 
 
@@ -62,3 +62,32 @@ def make_oracle(fake_openai: FakeOpenAI, tmp_path: Path) -> Iterator[MakeOracle]
 def pg_schema() -> Iterator[PgSchema]:
     """A Postgres schema of this test's own (dropped after); skips when Postgres is down."""
     yield from make_schema()
+
+
+@pytest.fixture
+def clock() -> Clock:
+    """The wall clock the stores of ``connect`` read."""
+    return Clock()
+
+
+@pytest.fixture(params=KINDS)
+async def connect(
+    request: pytest.FixtureRequest, tmp_path: Path, clock: Clock
+) -> AsyncIterator[Callable[[], Checkpointer]]:
+    """Open the store under test again, as another process would (memory: the same one).
+
+    Parametrized over every store (memory, SQLite, Postgres), so each test that asks for it
+    is one case of the store conformance suite.
+    """
+    schema = request.getfixturevalue("pg_schema") if request.param == "postgres" else None
+    make = opener(request.param, tmp_path, clock, schema)
+    opened: list[Checkpointer] = []
+
+    def connect() -> Checkpointer:
+        store = make()
+        opened.append(store)
+        return store
+
+    yield connect
+    for store in opened:
+        await store.close()

@@ -12,12 +12,12 @@ import sqlite3
 import subprocess
 import sys
 import threading
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from conftest import MakeOracle
-from stores import KINDS, opener
+from stores import Clock
 from test_text import random_json, random_text, reference_json, reference_text
 
 from oracle_core import ThreadConflictError
@@ -26,40 +26,6 @@ from oracle_core.store import Checkpointer, SQLiteCheckpointer
 from oracle_core.store.state import RunRecord
 from oracle_core.testing.openai_server import FakeOpenAI, Reply
 from oracle_core.tokens import count_json_tokens
-
-
-class Clock:
-    """A wall clock the test moves by hand, so lease expiry needs no sleeping."""
-
-    def __init__(self) -> None:
-        self.now = 1_000_000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock()
-
-
-@pytest.fixture(params=KINDS)
-async def connect(
-    request: pytest.FixtureRequest, tmp_path: Path, clock: Clock
-) -> AsyncIterator[Callable[[], Checkpointer]]:
-    """Open the store under test again, as another process would (memory: the same one)."""
-    schema = request.getfixturevalue("pg_schema") if request.param == "postgres" else None
-    make = opener(request.param, tmp_path, clock, schema)
-    opened: list[Checkpointer] = []
-
-    def connect() -> Checkpointer:
-        store = make()
-        opened.append(store)
-        return store
-
-    yield connect
-    for store in opened:
-        await store.close()
 
 
 @pytest.fixture

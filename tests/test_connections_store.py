@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 import logging
 import pickle
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from stores import KINDS, opener
+from stores import Clock
 
 from oracle_core import (
     Connection,
@@ -25,38 +25,6 @@ from oracle_core.store import Checkpointer, SQLiteCheckpointer
 VALUE = "sk-live-7f3a9c1e5b2d4f6a8c0e"
 TOKEN = Connection(name="token")
 SHARED = Connection(name="org", per_user=False)
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1_000_000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock()
-
-
-@pytest.fixture(params=KINDS)
-async def connect(
-    request: pytest.FixtureRequest, tmp_path: Path, clock: Clock
-) -> AsyncIterator[Callable[[], Checkpointer]]:
-    """Open the store under test again, as another process would (memory: the same one)."""
-    schema = request.getfixturevalue("pg_schema") if request.param == "postgres" else None
-    make = opener(request.param, tmp_path, clock, schema)
-    opened: list[Checkpointer] = []
-
-    def connect() -> Checkpointer:
-        store = make()
-        opened.append(store)
-        return store
-
-    yield connect
-    for store in opened:
-        await store.close()
 
 
 @pytest.fixture

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import AsyncIterator, Callable
-from pathlib import Path
+from collections.abc import Callable
 
 import pytest
-from stores import KINDS, opener
+from stores import Clock
 
 from oracle_core import Operation, OperationNotFoundError
 from oracle_core.run.operations import (
@@ -20,38 +19,6 @@ from oracle_core.run.operations import (
     operation_lease,
 )
 from oracle_core.store import Checkpointer
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1_000_000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock()
-
-
-@pytest.fixture(params=KINDS)
-async def connect(
-    request: pytest.FixtureRequest, tmp_path: Path, clock: Clock
-) -> AsyncIterator[Callable[[], Checkpointer]]:
-    """Open the store under test again, as another process would (memory: the same one)."""
-    schema = request.getfixturevalue("pg_schema") if request.param == "postgres" else None
-    make = opener(request.param, tmp_path, clock, schema)
-    opened: list[Checkpointer] = []
-
-    def connect() -> Checkpointer:
-        store = make()
-        opened.append(store)
-        return store
-
-    yield connect
-    for store in opened:
-        await store.close()
 
 
 def approval(clock: Clock, *, thread: str = "t", deadline: float | None = None) -> Operation:
