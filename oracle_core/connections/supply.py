@@ -13,15 +13,39 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
-from oracle_core.connections.credentials import find_connection
+from oracle_core.connections.credentials import Credentials, find_connection
 from oracle_core.connections.secret import Secret
 
 if TYPE_CHECKING:
-    from oracle_core.oracle import Oracle
+    from oracle_core.plugins.registry import Registry
+    from oracle_core.run.limits import RunLimits
     from oracle_core.run.operations import Operation
     from oracle_core.run.result import RunResult
+    from oracle_core.store.base import Checkpointer
+
+
+class SupplyHost(Protocol):
+    """What supplying a credential needs of the oracle (which satisfies it)."""
+
+    @property
+    def registry(self) -> Registry:
+        """The plugins, to find the connection's declaration."""
+
+    @property
+    def credentials(self) -> Credentials:
+        """Where credentials are sealed and kept."""
+
+    @property
+    def checkpointer(self) -> Checkpointer:
+        """The store the waiting operations are in."""
+
+    limits: RunLimits
+
+    async def resume_operation(self, operation_id: str) -> RunResult:
+        """Resume the run an operation waits in (once, whoever asks)."""
+
 
 log = logging.getLogger("oracle_core.connections")
 
@@ -47,7 +71,7 @@ def left_over(operation: Operation, now: float, grace: float) -> bool:
 
 
 async def supply_credential(
-    oracle: Oracle, plugin: str, name: str, value: str | Secret, *, user_id: str
+    oracle: SupplyHost, plugin: str, name: str, value: str | Secret, *, user_id: str
 ) -> list[RunResult]:
     """Store the credential and resume every run waiting on it; see :meth:`Oracle.supply_credential`.
 

@@ -30,7 +30,7 @@ from oracle_core.context import ToolContext
 from oracle_core.errors import OracleError, ToolArgumentsError, ToolError
 from oracle_core.plugins.registry import BoundTool, Registry
 from oracle_core.run.limits import RunLimits
-from oracle_core.run.messages import ToolCall, ToolResult
+from oracle_core.run.messages import ToolCall, ToolResult, content_of
 from oracle_core.run.pool import PoolExhaustedError, SyncToolPool
 from oracle_core.run.waits.checks import WaitCheck, first_wait, prepare_call, waiting_result
 from oracle_core.settings import DEFAULT_LIST_LIMIT
@@ -104,13 +104,6 @@ def cap(text: str, limit: int) -> str:
     kept = data[:limit].decode("utf-8", "ignore")
     dropped = len(data) - len(kept.encode("utf-8", "surrogatepass"))
     return f"{kept}\n[cut: {dropped} more bytes dropped; the result was {len(data)} bytes, over the limit of {limit}]"
-
-
-def content_of(value: Any) -> str:
-    """The text the model reads for a tool's return value: strings as is, the rest as JSON."""
-    if isinstance(value, str):
-        return value
-    return json.dumps(value, ensure_ascii=False, default=str)
 
 
 class ToolExecutor:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -188,3 +189,10 @@ class ToolResult:
 def public_message(message: Mapping[str, Any]) -> Message:
     """Return ``message`` without the core's private bookkeeping keys (``_``-prefixed)."""
     return {k: v for k, v in message.items() if not k.startswith("_")}
+
+
+def content_of(value: Any) -> str:
+    """The text the model reads for a tool's return value: strings as is, the rest as JSON."""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, default=str)

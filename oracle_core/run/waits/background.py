@@ -28,10 +28,9 @@ from typing import Any
 
 from oracle_core.capabilities.meta_tools import GET_OPERATION, echo
 from oracle_core.errors import OperationNotFoundError, ToolError
-from oracle_core.run.executor import content_of
 from oracle_core.run.lease import ThreadLease
 from oracle_core.run.limits import RunLimits
-from oracle_core.run.messages import Message, ToolCall, ToolResult
+from oracle_core.run.messages import Message, ToolCall, ToolResult, content_of
 from oracle_core.run.operations import Operation, new_operation_id, operation_lease
 from oracle_core.run.pool import SyncToolPool
 from oracle_core.run.waits.checks import PreparedCall

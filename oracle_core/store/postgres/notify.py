@@ -25,16 +25,29 @@ import hashlib
 import json
 import logging
 import uuid
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import psycopg
+import psycopg_pool
 from psycopg import sql
 
 from oracle_core.store.events import EventChannel, Follower, Publishable
 from oracle_core.text import clean_text
 
-if TYPE_CHECKING:
-    from oracle_core.store.postgres.checkpointer import PostgresCheckpointer
+
+class NotifyStore(Protocol):
+    """What the channel needs of the Postgres store (which satisfies it)."""
+
+    @property
+    def current_schema(self) -> str | None:
+        """The schema the store's tables live in, once its pool is open."""
+
+    async def pool(self) -> psycopg_pool.AsyncConnectionPool[psycopg.AsyncConnection[Any]]:
+        """The store's connection pool, opened (and the schema migrated) on first need."""
+
+    async def connect(self, **options: Any) -> psycopg.AsyncConnection[Any]:
+        """A connection of its own, outside the pool (for LISTEN)."""
+
 
 log = logging.getLogger("oracle_core.store")
 
@@ -76,7 +89,7 @@ class NotifyChannel(EventChannel):
         store: the store whose database carries the notifications.
     """
 
-    def __init__(self, store: PostgresCheckpointer) -> None:
+    def __init__(self, store: NotifyStore) -> None:
         super().__init__()
         self._store = store
         self._outbox: list[tuple[str, str]] = []
