@@ -132,3 +132,36 @@ def test_an_unknown_hook_name_is_reported_with_a_suggestion(site: SitePackages) 
 
     assert "unknown hook 'oracle_tool'" in str(failure)
     assert "did you mean 'oracle_tools'" in str(failure)
+
+
+def test_entry_points_are_read_from_the_file_as_importlib_metadata_reads_them() -> None:
+    """Seeded: entry_points.txt files of every shape give the group's entry points exactly."""
+    import random
+    from importlib import metadata
+
+    from oracle_core.plugins.discovery import ENTRY_POINT_GROUP, group_entry_points
+
+    rng = random.Random(7)
+    sections = [ENTRY_POINT_GROUP, "console_scripts", "pytest11", "oracle.plugins.extra"]
+    lines = ["", "   ", "# a comment", "  # indented comment"]
+    for round_ in range(300):
+        text_lines: list[str] = []
+        for _ in range(rng.randint(0, 4)):
+            section = rng.choice(sections)
+            text_lines.append(rng.choice([f"[{section}]", f"  [{section}]  ", f"[ {section} ]"]))
+            for index in range(rng.randint(0, 4)):
+                name = rng.choice([f"p{index}", f" spaced {index} ", "a.b-c_d"])
+                value = rng.choice(["mod", "pkg.mod:obj", " pkg.mod : obj [extra] ", "x=y"])
+                text_lines.append(rng.choice([f"{name}={value}", f"{name} = {value}"]))
+                if rng.random() < 0.3:
+                    text_lines.append(rng.choice(lines))
+        text = "\n".join(text_lines)
+        expected = [
+            (ep.name, ep.value, ep.group)
+            for ep in metadata.EntryPoints._from_text(text)  # type: ignore[attr-defined]
+            if ep.group == ENTRY_POINT_GROUP
+        ]
+        found = [
+            (ep.name, ep.value, ep.group) for ep in group_entry_points(text, ENTRY_POINT_GROUP)
+        ]
+        assert found == expected, (round_, text)

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from importlib import metadata
-from pathlib import Path
 from typing import Any
 
 ENTRY_POINT_GROUP = "oracle.plugins"
@@ -78,7 +78,7 @@ def find_entry_points(path: Sequence[str] | None = None) -> list[PluginSource]:
         text = dist.read_text("entry_points.txt")
         if not text or marker not in text:
             continue
-        points = [ep for ep in dist.entry_points if ep.group == ENTRY_POINT_GROUP]
+        points = group_entry_points(text, ENTRY_POINT_GROUP)
         if not points:
             continue
         name, version = _name_and_version(dist)
@@ -95,6 +95,27 @@ def find_entry_points(path: Sequence[str] | None = None) -> list[PluginSource]:
                 ),
             )
     return [found[key] for key in sorted(found)]
+
+
+def group_entry_points(text: str, group: str) -> list[metadata.EntryPoint]:
+    """The entry points of ``group`` in the text of an ``entry_points.txt``.
+
+    Read as :mod:`importlib.metadata` reads the file (lines stripped, blank lines and ``#``
+    comments skipped, ``[section]`` headers, ``name = value`` split at the first ``=``),
+    from the text already read instead of reading and parsing the whole file again.
+    """
+    found: list[metadata.EntryPoint] = []
+    section: str | None = None
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        if line.startswith("[") and line.endswith("]"):
+            section = line.strip("[]")
+        elif section == group:
+            name, _, value = line.partition("=")
+            found.append(metadata.EntryPoint(name.strip(), value.strip(), group))
+    return found
 
 
 def _name_and_version(dist: metadata.Distribution) -> tuple[str, str | None]:
@@ -116,9 +137,9 @@ def _metadata_file(dist: metadata.Distribution) -> str | None:
     if folder is None:
         return None
     for name in ("RECORD", "METADATA", "PKG-INFO"):
-        candidate = Path(folder) / name
-        if candidate.is_file():
-            return str(candidate)
+        candidate = os.path.join(folder, name)
+        if os.path.isfile(candidate):
+            return candidate
     return None
 
 
