@@ -8,10 +8,11 @@ Two catalogs are built in code (no entry points) from ``shared/data/seal-tools/t
 For each ranker it prints recall@1, recall@5 and nDCG@10 over the labelled queries, where a
 query's relevant plugins are those holding the tools it calls:
 
-- ``plain bm25``: the baseline, one BM25 over plugin documents with every field once and no
-  stemming (the same index code, :data:`~oracle_core.capabilities.index.PLAIN_PLUGIN_WEIGHTS`
-  and ``Analyzer(stem=False)``);
-- ``lexical``: the tuned, stemmed plugin and tool BM25 rankings, fused;
+- ``plain bm25``: the baseline, one BM25 over plugin documents with every field once, no
+  stemming and bm25s's default parameters, the whole query at once (the same index code,
+  :data:`~oracle_core.capabilities.index.PLAIN_PLUGIN_WEIGHTS`, ``Analyzer(stem=False)``);
+- ``lexical``: the tuned, stemmed plugin and tool BM25 rankings, fused, with each sentence
+  of a longer request also ranked against the tool documents on its own;
 - ``semantic`` (wordllama, when installed) and ``fused`` (all of them);
 - ``fused+fit``: what ``search_capabilities`` returns, the fused ranking after the fit
   threshold (at most 6 candidates, none when nothing fits).
@@ -19,8 +20,10 @@ query's relevant plugins are those holding the tools it calls:
 Then the index build time, the p50/p99 latency of one ``search_capabilities`` call of 4
 queries, and how many off-topic requests get no candidate.
 
-Weights and thresholds are tuned on ``test_out_domain`` only (``--tune``, ``--calibrate``);
-the figures that count are those of ``test_in_domain``, which tuning never sees.
+Weights, BM25's ``k1``, the fusion weights and constants, and the fit thresholds are tuned
+on ``test_out_domain`` only (``--tune``, ``--calibrate``, and grids over the constants of
+:mod:`oracle_core.capabilities.search`); the figures that count are those of
+``test_in_domain``, which tuning never sees.
 
     .venv/bin/python bench/search.py              # the tables
     .venv/bin/python bench/search.py --tune       # coordinate ascent of the field weights
@@ -207,13 +210,22 @@ def evaluate_fit(search: CapabilitySearch, rows: Sequence[tuple[str, set[str]]])
     return quality([[c.plugin.name for c in f] for f in found], [r for _, r in rows])
 
 
+PLAIN_K1, PLAIN_B = 1.5, 0.75
+"""BM25's parameters in the plain baseline: bm25s's defaults."""
+
+
 def plain_search(registry: Registry) -> CapabilitySearch:
-    """The untuned baseline: every field once, no stemming (rank it with mode ``bm25``)."""
+    """The untuned baseline: every field once, no stemming, bm25s's default parameters.
+
+    Rank it with mode ``bm25``: the whole query against plugin documents, one ranking.
+    """
     return CapabilitySearch(
         registry,
         plugin_weights=index_module.PLAIN_PLUGIN_WEIGHTS,
         tool_weights=index_module.PLAIN_TOOL_WEIGHTS,
         analyzer=Analyzer(stem=False),
+        k1=PLAIN_K1,
+        b=PLAIN_B,
     )
 
 
@@ -357,14 +369,14 @@ def calibrate() -> None:
             ("off-topic best", OFF_TOPIC_TUNING, [set() for _ in OFF_TOPIC_TUNING]),
         ):
             measures: dict[str, list[float]] = defaultdict(list)
-            for query, vector, relevant in zip(
-                queries, search._vectors(queries), truth, strict=True
+            for query, embedded, relevant in zip(
+                queries, search._embedded(queries), truth, strict=True
             ):
-                scores = search._scores(query, vector)
+                scores = search._scores(query, embedded)
                 fused = search._fuse(scores, "fused")
                 best = [max(fused, key=lambda r: fused[r])] if fused else []
                 for row in [rows_of[n] for n in relevant] or best:
-                    total = sum(i for i, _ in scores.coverage_terms) or 1.0
+                    total = scores.total or 1.0
                     covered = search.covered(scores, row)
                     weighted = search.covered(scores, row, search_module.WEAK_FIELD_SHARE)
                     measures["evidence"].append(covered / scores.rarest)

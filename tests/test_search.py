@@ -20,7 +20,7 @@ from oracle_core.capabilities.meta_tools import (
     load_capability,
     search_capabilities,
 )
-from oracle_core.capabilities.search import CapabilitySearch
+from oracle_core.capabilities.search import CapabilitySearch, split_clauses
 from oracle_core.manifest import Example, PluginManifest
 from oracle_core.plugins.discovery import PluginSource
 from oracle_core.plugins.registry import Plugin, Registry
@@ -476,3 +476,121 @@ def test_the_plain_baseline_neither_stems_nor_weights_and_ranks_by_plugin_bm25_a
     assert plain.rank(["forecast"], "bm25") == [["weather"]]
     assert plain.rank(["forecasts"], "bm25") == [["weather"]]  # "forecasts" is in the summary
     assert plain.rank(["events"], "bm25") == [["calendar"]]
+
+
+# -- requests of several sentences -----------------------------------------------------------
+
+
+def _catalog_where_one_topic_crowds_the_rest() -> Registry:
+    plugins = {}
+    for extra in ["lessons", "teachers", "costumes", "music", "history", "events", "clubs"]:
+        name = f"dance-{extra}"
+        tool = make_tool(f"find_dance_{extra}", f"Find folk dance {extra}, styles and studios.")
+        plugins[name] = make_plugin(name, f"Folk dance {extra} and styles near you.", tool)
+    for i in range(10):
+        name = f"records-{i}"
+        tool = make_tool(f"check_record_{i}", f"Check the status of patient record {i}.")
+        plugins[name] = make_plugin(name, "Patient records.", tool)
+    for topic in ["invoices", "tides", "glaciers", "trains", "stamps"] * 8:
+        name = f"{topic}-{len(plugins)}"
+        tool = make_tool(f"list_{topic}_{len(plugins)}", f"List {topic}.")
+        plugins[name] = make_plugin(name, f"Everything about {topic}.", tool)
+    plugins["hearing"] = make_plugin(
+        "hearing",
+        "Hearing health checks.",
+        make_tool("check_tinnitus", "Check the tinnitus status of a patient."),
+    )
+    return Registry(plugins=plugins)
+
+
+REQUEST = (
+    "Find folk dance lessons and folk dance teachers with good styles and studios near me. "
+    "Then check the tinnitus status of patient 67890."
+)
+
+
+def test_the_one_sentence_about_another_topic_is_buried_in_the_whole_request() -> None:
+    plain = CapabilitySearch(_catalog_where_one_topic_crowds_the_rest())
+
+    whole = plain.rank([REQUEST], "bm25")[0]
+
+    assert whole.index("hearing") >= 6  # the dance plugins outrank it
+
+
+def test_each_sentence_of_a_request_finds_its_plugin_near_the_top() -> None:
+    found = search_json(_catalog_where_one_topic_crowds_the_rest(), REQUEST)
+
+    assert names(found[0])[:2].count("hearing") == 1
+    assert names(found[0])[0].startswith("dance-")
+    hearing = next(r for r in found[0]["results"] if r["name"] == "hearing")
+    assert hearing["tools"] == ["check_tinnitus"]
+    assert not any(name.startswith(("invoices", "tides", "trains")) for name in names(found[0]))
+
+
+@pytest.mark.parametrize(
+    ("query", "sentences"),
+    [
+        ("convert 20 euros to dollars", ["convert 20 euros to dollars"]),
+        ("Convert 20 euros. Then book a table!", ["Convert 20 euros.", "Then book a table!"]),
+        ("one? two; three\nfour", ["one?", "two;", "three", "four"]),
+        ("version 2.0 of e.g.the tool", ["version 2.0 of e.g.the tool"]),
+        ("  .  \n\n ", ["  ."]),
+        ("", []),
+    ],
+)
+def test_a_request_is_split_into_sentences_after_their_end_and_at_line_breaks(
+    query: str, sentences: list[str]
+) -> None:
+    assert split_clauses(query) == sentences
+
+
+def test_sentences_without_search_terms_do_not_change_the_ranking() -> None:
+    search = CapabilitySearch(small_catalog())
+
+    alone = search.rank(["will it rain in Paris tomorrow?"], "lexical")
+    padded = search.rank(["will it rain in Paris tomorrow? Thanks. 42!"], "lexical")
+
+    assert padded == alone == [["weather"]]
+
+
+def test_random_requests_of_many_sentences_never_fail_and_stay_bounded() -> None:
+    import random
+
+    rng = random.Random(12)
+    words = ["forecast", "rain", "meeting", "calendar", ".", "!", "?", ";", "\n", "é", "42", ""]
+    search = CapabilitySearch(small_catalog())
+    for _ in range(200):
+        query = " ".join(rng.choice(words) for _ in range(rng.randint(0, 40)))
+        found = search.search([query])[0]
+        assert len(found) <= 6
+        assert all(c.plugin.name in {"weather", "calendar", "memory"} for c in found)
+        assert search.rank([query], "fused", depth=10)[0] == search.rank([query], "lexical")[0]
+
+
+class _WordHashEmbedder:
+    """A deterministic bag-of-words embedder (no model): texts sharing words are close."""
+
+    name = "word-hash-test"
+
+    def embed(self, texts: Any) -> Any:
+        import numpy as np
+
+        rows = np.zeros((len(texts), 64), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for word in Analyzer().terms(text):
+                rows[row, sum(map(ord, word)) % 64] += 1.0
+        norms = np.maximum(np.linalg.norm(rows, axis=1, keepdims=True), 1e-12)
+        return rows / norms
+
+
+def test_with_an_embedder_each_sentence_still_finds_its_plugin(tmp_path: Path) -> None:
+    registry = _catalog_where_one_topic_crowds_the_rest()
+    search = CapabilitySearch(registry, tmp_path, _WordHashEmbedder())
+
+    found = [c.plugin.name for c in search.search([REQUEST])[0]]
+    again = CapabilitySearch(registry, tmp_path, _WordHashEmbedder())
+
+    assert "hearing" in found[:2]
+    assert again.index.from_cache
+    assert [c.plugin.name for c in again.search([REQUEST])[0]] == found
+    assert again.rank([REQUEST], "semantic")[0]  # the sentences' embeddings rank too
