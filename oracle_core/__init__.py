@@ -13,89 +13,192 @@ The public API is everything in ``__all__``, in two faces:
 Internals (the registry, bound tools, the run loop) live in their modules and may change.
 """
 
-from oracle_core.capabilities.surface import Catalog, Specialist, Surface
-from oracle_core.errors import (
-    ApprovalConfigError,
-    ConfigError,
-    CredentialMissingError,
-    CredentialUnreadableError,
-    DecisionConflictError,
-    DependencyError,
-    InvalidCredentialError,
-    InvalidThreadIdError,
-    ManifestError,
-    MiddlewareError,
-    ModelError,
-    OperationError,
-    OperationNotFoundError,
-    OracleClosedError,
-    OracleError,
-    PluginConfigError,
-    PluginConflictError,
-    PluginError,
-    PluginLoadError,
-    RunLimitError,
-    SecretKeyError,
-    StoreSchemaError,
-    StrictPluginError,
-    SurfaceError,
-    ThreadConflictError,
-    ThreadWaitingError,
-    ToolArgumentsError,
-    ToolDefinitionError,
-    ToolError,
-    UnknownConnectionError,
-)
-from oracle_core.manifest import ManifestWarning
-from oracle_core.models.base import Model
-from oracle_core.oracle import Oracle
-from oracle_core.plugin import (
-    Connection,
-    Example,
-    MCPServer,
-    Middleware,
-    ModelHandler,
-    ModelRequest,
-    ModelResponse,
-    OracleHandle,
-    PluginHost,
-    PluginManifest,
-    Route,
-    Secret,
-    SQLiteStore,
-    Tool,
-    ToolCall,
-    ToolContext,
-    ToolHandler,
-    ToolHost,
-    ToolResult,
-    Visibility,
-    connect_sqlite,
-    hookimpl,
-    hookspec,
-    tool,
-)
-from oracle_core.run.events import (
-    ApprovalRequested,
-    CapabilityLoaded,
-    ConnectionRequested,
-    Event,
-    ModelCallStarted,
-    OperationUpdated,
-    RunFinished,
-    RunStarted,
-    TextDelta,
-    ToolCallEvent,
-    ToolResultEvent,
-    UsageEvent,
-)
-from oracle_core.run.limits import RunLimits
-from oracle_core.run.messages import Usage
-from oracle_core.run.operations import Operation
-from oracle_core.run.result import RunResult
-from oracle_core.settings import Settings
-from oracle_core.store import Checkpointer, MemoryCheckpointer, SQLiteCheckpointer
-from oracle_core.store.state import RunRecord, ThreadState
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from oracle_core.capabilities.surface import Catalog, Specialist, Surface
+    from oracle_core.errors import (
+        ApprovalConfigError,
+        ConfigError,
+        CredentialMissingError,
+        CredentialUnreadableError,
+        DecisionConflictError,
+        DependencyError,
+        InvalidCredentialError,
+        InvalidThreadIdError,
+        ManifestError,
+        MiddlewareError,
+        ModelError,
+        OperationError,
+        OperationNotFoundError,
+        OracleClosedError,
+        OracleError,
+        PluginConfigError,
+        PluginConflictError,
+        PluginError,
+        PluginLoadError,
+        RunLimitError,
+        SecretKeyError,
+        StoreSchemaError,
+        StrictPluginError,
+        SurfaceError,
+        ThreadConflictError,
+        ThreadWaitingError,
+        ToolArgumentsError,
+        ToolDefinitionError,
+        ToolError,
+        UnknownConnectionError,
+    )
+    from oracle_core.manifest import ManifestWarning
+    from oracle_core.models.base import Model
+    from oracle_core.oracle import Oracle
+    from oracle_core.plugin import (
+        Connection,
+        Example,
+        MCPServer,
+        Middleware,
+        ModelHandler,
+        ModelRequest,
+        ModelResponse,
+        OracleHandle,
+        PluginHost,
+        PluginManifest,
+        Route,
+        Secret,
+        SQLiteStore,
+        Tool,
+        ToolCall,
+        ToolContext,
+        ToolHandler,
+        ToolHost,
+        ToolResult,
+        Visibility,
+        connect_sqlite,
+        hookimpl,
+        hookspec,
+        tool,
+    )
+    from oracle_core.run.events import (
+        ApprovalRequested,
+        CapabilityLoaded,
+        ConnectionRequested,
+        Event,
+        ModelCallStarted,
+        OperationUpdated,
+        RunFinished,
+        RunStarted,
+        TextDelta,
+        ToolCallEvent,
+        ToolResultEvent,
+        UsageEvent,
+    )
+    from oracle_core.run.limits import RunLimits
+    from oracle_core.run.messages import Usage
+    from oracle_core.run.operations import Operation
+    from oracle_core.run.result import RunResult
+    from oracle_core.settings import Settings
+    from oracle_core.store import Checkpointer, MemoryCheckpointer, SQLiteCheckpointer
+    from oracle_core.store.state import RunRecord, ThreadState
+
+_EXPORTS: dict[str, str] = {
+    "ApprovalConfigError": "oracle_core.errors",
+    "ApprovalRequested": "oracle_core.run.events",
+    "CapabilityLoaded": "oracle_core.run.events",
+    "Catalog": "oracle_core.capabilities.surface",
+    "Checkpointer": "oracle_core.store",
+    "ConfigError": "oracle_core.errors",
+    "Connection": "oracle_core.plugin",
+    "ConnectionRequested": "oracle_core.run.events",
+    "CredentialMissingError": "oracle_core.errors",
+    "CredentialUnreadableError": "oracle_core.errors",
+    "DecisionConflictError": "oracle_core.errors",
+    "DependencyError": "oracle_core.errors",
+    "Event": "oracle_core.run.events",
+    "Example": "oracle_core.plugin",
+    "InvalidCredentialError": "oracle_core.errors",
+    "InvalidThreadIdError": "oracle_core.errors",
+    "MCPServer": "oracle_core.plugin",
+    "ManifestError": "oracle_core.errors",
+    "ManifestWarning": "oracle_core.manifest",
+    "MemoryCheckpointer": "oracle_core.store",
+    "Middleware": "oracle_core.plugin",
+    "MiddlewareError": "oracle_core.errors",
+    "Model": "oracle_core.models.base",
+    "ModelCallStarted": "oracle_core.run.events",
+    "ModelError": "oracle_core.errors",
+    "ModelHandler": "oracle_core.plugin",
+    "ModelRequest": "oracle_core.plugin",
+    "ModelResponse": "oracle_core.plugin",
+    "Operation": "oracle_core.run.operations",
+    "OperationError": "oracle_core.errors",
+    "OperationNotFoundError": "oracle_core.errors",
+    "OperationUpdated": "oracle_core.run.events",
+    "Oracle": "oracle_core.oracle",
+    "OracleClosedError": "oracle_core.errors",
+    "OracleError": "oracle_core.errors",
+    "OracleHandle": "oracle_core.plugin",
+    "PluginConfigError": "oracle_core.errors",
+    "PluginConflictError": "oracle_core.errors",
+    "PluginError": "oracle_core.errors",
+    "PluginHost": "oracle_core.plugin",
+    "PluginLoadError": "oracle_core.errors",
+    "PluginManifest": "oracle_core.plugin",
+    "Route": "oracle_core.plugin",
+    "RunFinished": "oracle_core.run.events",
+    "RunLimitError": "oracle_core.errors",
+    "RunLimits": "oracle_core.run.limits",
+    "RunRecord": "oracle_core.store.state",
+    "RunResult": "oracle_core.run.result",
+    "RunStarted": "oracle_core.run.events",
+    "SQLiteCheckpointer": "oracle_core.store",
+    "SQLiteStore": "oracle_core.plugin",
+    "Secret": "oracle_core.plugin",
+    "SecretKeyError": "oracle_core.errors",
+    "Settings": "oracle_core.settings",
+    "Specialist": "oracle_core.capabilities.surface",
+    "StoreSchemaError": "oracle_core.errors",
+    "StrictPluginError": "oracle_core.errors",
+    "Surface": "oracle_core.capabilities.surface",
+    "SurfaceError": "oracle_core.errors",
+    "TextDelta": "oracle_core.run.events",
+    "ThreadConflictError": "oracle_core.errors",
+    "ThreadState": "oracle_core.store.state",
+    "ThreadWaitingError": "oracle_core.errors",
+    "Tool": "oracle_core.plugin",
+    "ToolArgumentsError": "oracle_core.errors",
+    "ToolCall": "oracle_core.plugin",
+    "ToolCallEvent": "oracle_core.run.events",
+    "ToolContext": "oracle_core.plugin",
+    "ToolDefinitionError": "oracle_core.errors",
+    "ToolError": "oracle_core.errors",
+    "ToolHandler": "oracle_core.plugin",
+    "ToolHost": "oracle_core.plugin",
+    "ToolResult": "oracle_core.plugin",
+    "ToolResultEvent": "oracle_core.run.events",
+    "UnknownConnectionError": "oracle_core.errors",
+    "Usage": "oracle_core.run.messages",
+    "UsageEvent": "oracle_core.run.events",
+    "Visibility": "oracle_core.plugin",
+    "connect_sqlite": "oracle_core.plugin",
+    "hookimpl": "oracle_core.plugin",
+    "hookspec": "oracle_core.plugin",
+    "tool": "oracle_core.plugin",
+}
+"""Each public name and the module that defines it: imported on first use (PEP 562), so
+``import oracle_core`` and ``oracle --help`` do not pay for the whole framework."""
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'oracle_core' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
+
 
 __version__ = "0.1.0"
 

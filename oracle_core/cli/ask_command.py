@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+from typing import TYPE_CHECKING
 
 import click
 
@@ -18,9 +19,11 @@ from oracle_core.cli.common import (
 from oracle_core.cli.operations_command import print_outcome
 from oracle_core.cli.progress import Progress
 from oracle_core.cli.transcript import status_of
-from oracle_core.oracle import Oracle
-from oracle_core.run.events import Event
-from oracle_core.run.result import RunResult
+
+if TYPE_CHECKING:
+    from oracle_core.oracle import Oracle
+    from oracle_core.run.events import Event
+    from oracle_core.run.result import RunResult
 
 
 def read_prompt(prompt: str | None) -> str:
@@ -47,6 +50,8 @@ async def _ask(oracle: Oracle, thread: str, prompt: str, user: str) -> RunResult
             status = status_of(event)
             if status is not None:
                 progress.show(status)
+    from oracle_core.run.result import RunResult
+
     return RunResult.from_events(thread, events)
 
 

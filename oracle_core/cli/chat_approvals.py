@@ -5,14 +5,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from oracle_core.cli.chat_input import LineReader
 from oracle_core.errors import OracleError
-from oracle_core.oracle import Oracle
 from oracle_core.run.events import Event, RunFinished
+
+if TYPE_CHECKING:
+    from oracle_core.oracle import Oracle
 
 Show = Callable[[Callable[[], AsyncIterator[Event]]], Awaitable[RunFinished | None]]
 """Shows a run's events (from a function that gives them) and returns its last event."""

@@ -7,6 +7,7 @@ import contextlib
 import signal
 import sys
 from collections.abc import AsyncIterator, Callable
+from typing import TYPE_CHECKING
 
 import click
 
@@ -23,8 +24,10 @@ from oracle_core.cli.common import (
 from oracle_core.cli.progress import Progress
 from oracle_core.cli.transcript import Transcript, status_of
 from oracle_core.errors import OracleError
-from oracle_core.oracle import Oracle
 from oracle_core.run.events import Event, RunFinished
+
+if TYPE_CHECKING:
+    from oracle_core.oracle import Oracle
 
 PROMPT = "\nyou> "
 """What the chat prompts with."""

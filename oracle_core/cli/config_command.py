@@ -7,13 +7,15 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
 import click
 
 from oracle_core.cli.common import json_option, load_settings
-from oracle_core.settings import Settings
+
+if TYPE_CHECKING:
+    from oracle_core.settings import Settings
 
 _SET = "set"
 _UNSET = "not set"

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from oracle_core.settings import Settings
+if TYPE_CHECKING:
+    from oracle_core.settings import Settings
 
 
 async def _postgres(url: str, upgrade: bool) -> dict[str, Any]:
@@ -103,6 +104,8 @@ def db_group() -> None:
 @click.option("--json", "as_json", is_flag=True, help="One JSON object.")
 def status_command(as_json: bool) -> None:
     """Show the schema version and what migrations are pending (exit 1 when any are)."""
+    from oracle_core.settings import Settings
+
     found = _report(Settings.from_env(), upgrade=False)
     _echo(found, as_json)
     if found["pending"]:
@@ -117,6 +120,8 @@ def upgrade_command(as_json: bool) -> None:
     Processes apply them on start too; run this to migrate before rolling out a release.
     """
     try:
+        from oracle_core.settings import Settings
+
         found = _report(Settings.from_env(), upgrade=True)
     except Exception as error:
         from oracle_core.errors import StoreSchemaError

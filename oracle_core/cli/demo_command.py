@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from typing import TYPE_CHECKING
 
 import click
 
 from oracle_core.cli.common import api_base_option, build_oracle, model_option
 from oracle_core.cli.transcript import tool_line
-from oracle_core.oracle import Oracle
 from oracle_core.run.events import Event, ModelCallStarted, RunFinished, UsageEvent
+
+if TYPE_CHECKING:
+    from oracle_core.oracle import Oracle
 
 
 def demo_prompts(oracle: Oracle, count: int, plugins: tuple[str, ...]) -> list[str]:

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from oracle_core.cli.common import build_oracle, table
-from oracle_core.plugins.registry import Registry
+
+if TYPE_CHECKING:
+    from oracle_core.plugins.registry import Registry
 
 
 def plugins_report(registry: Registry) -> dict[str, Any]:

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
-from oracle_core.store.base import Checkpointer
+if TYPE_CHECKING:
+    from oracle_core.store.base import Checkpointer
+
 
 T = TypeVar("T")
 

@@ -7,7 +7,7 @@ import os
 import sys
 import time
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -15,7 +15,9 @@ from oracle_core.cli.common import json_option, table, thread_argument
 from oracle_core.cli.store_access import with_store
 from oracle_core.cli.transcript import shorten
 from oracle_core.run.messages import Message, public_message
-from oracle_core.store.base import Checkpointer
+
+if TYPE_CHECKING:
+    from oracle_core.store.base import Checkpointer
 
 _DELETE_LEASE_SECONDS = 30.0
 

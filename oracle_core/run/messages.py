@@ -7,10 +7,11 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from oracle_core.run.operations import Operation
-from oracle_core.tools import Tool
+if TYPE_CHECKING:  # annotations only: the events a CLI prints need neither
+    from oracle_core.run.operations import Operation
+    from oracle_core.tools import Tool
 
 Message = dict[str, Any]
 """One chat message in OpenAI format (``{"role": ..., "content": ..., ...}``)."""
