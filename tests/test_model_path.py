@@ -298,7 +298,10 @@ def test_the_operator_switch_forces_litellm(tmp_path: Path) -> None:
 
 
 def test_an_unknown_switch_value_says_what_is_allowed() -> None:
-    with pytest.raises(ValueError, match="ORACLE_MODEL_CLIENT='sdk' in the environment is not valid: expected one of auto, litellm"):
+    with pytest.raises(
+        ValueError,
+        match="ORACLE_MODEL_CLIENT='sdk' in the environment is not valid: expected one of auto, litellm",
+    ):
         model_for(MODEL, env={"ORACLE_MODEL_CLIENT": "sdk"})
 
 
