@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 import sys
 import textwrap
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -188,3 +189,38 @@ class ToolsPlugin:
     @hookimpl
     def oracle_middleware(self) -> list[Middleware]:
         return self.middleware
+
+
+Spawn = Callable[..., subprocess.Popen[str]]
+"""Starts the child script with arguments; its output (stdout and stderr) is piped."""
+
+
+@contextlib.contextmanager
+def spawning(script: Path, *, wait: float, cwd: Path | None = None) -> Iterator[Spawn]:
+    """Start ``python script <args>`` children; every one still running is killed at the end.
+
+    Args:
+        script: the child script.
+        wait: seconds to wait for a killed child's output at the end.
+        cwd: the children's working folder (default: this process's).
+    """
+    children: list[subprocess.Popen[str]] = []
+
+    def start(*args: str | Path) -> subprocess.Popen[str]:
+        child = subprocess.Popen(
+            [sys.executable, str(script), *map(str, args)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            cwd=cwd,
+        )
+        children.append(child)
+        return child
+
+    try:
+        yield start
+    finally:
+        for child in children:
+            if child.poll() is None:
+                child.kill()
+            child.communicate(timeout=wait)

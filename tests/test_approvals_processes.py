@@ -10,12 +10,12 @@ from __future__ import annotations
 import asyncio
 import json
 import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from support import Spawn, spawning
 from waits_support import Kit, build_oracle, counting_tool, executions
 
 from oracle_core.run.operations import BACKGROUND_LOST_ERROR
@@ -26,29 +26,11 @@ pytestmark = pytest.mark.slow  # runs subprocesses: `pytest -m 'not slow'` skips
 CHILD = Path(__file__).with_name("waits_child.py")
 WAIT = 90.0
 
-Spawn = Callable[..., subprocess.Popen[str]]
-
 
 @pytest.fixture
 def spawn() -> Iterator[Spawn]:
-    children: list[subprocess.Popen[str]] = []
-
-    def start(*args: str | Path) -> subprocess.Popen[str]:
-        child = subprocess.Popen(
-            [sys.executable, str(CHILD), *map(str, args)],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            cwd=CHILD.parent,
-        )
-        children.append(child)
-        return child
-
-    yield start
-    for child in children:
-        if child.poll() is None:
-            child.kill()
-        child.communicate(timeout=WAIT)
+    with spawning(CHILD, wait=WAIT, cwd=CHILD.parent) as start:
+        yield start
 
 
 def finish(child: subprocess.Popen[str]) -> tuple[int, str]:

@@ -11,7 +11,6 @@ import json
 import socket
 import sqlite3
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -22,6 +21,7 @@ from typing import Any
 
 import httpx
 import pytest
+from support import Spawn, spawning
 
 from oracle_core import (
     Model,
@@ -56,29 +56,11 @@ class Answers(Model):
         return ModelResponse(assistant_message(self.text, None))
 
 
-Spawn = Callable[..., subprocess.Popen[str]]
-
-
 @pytest.fixture
 def spawn() -> Iterator[Spawn]:
     """Start ``process_child.py <role> <args>``; every child is killed at the end of the test."""
-    children: list[subprocess.Popen[str]] = []
-
-    def start(*args: str | Path) -> subprocess.Popen[str]:
-        child = subprocess.Popen(
-            [sys.executable, str(CHILD), *map(str, args)],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-        )
-        children.append(child)
-        return child
-
-    yield start
-    for child in children:
-        if child.poll() is None:
-            child.kill()
-        child.communicate(timeout=WAIT)
+    with spawning(CHILD, wait=WAIT) as start:
+        yield start
 
 
 def wait_until(condition: Callable[[], bool], what: str) -> None:
