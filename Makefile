@@ -44,6 +44,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/health_latency.py
 	$(BIN)/python bench/model_path.py
 	$(BIN)/python bench/search.py
+	$(BIN)/python bench/mcp_calls.py
 	$(BIN)/python bench/peers.py  # peer rows need `pip install -e '.[peers]'`; skipped otherwise
 
 clean:
