@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import json
 from abc import ABC, abstractmethod
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from oracle_core.connections.records import CredentialRecord
+from oracle_core.errors import ThreadConflictError
 from oracle_core.run.messages import Message
 from oracle_core.run.operations import Operation
 from oracle_core.store.events import EventChannel
 from oracle_core.store.state import RunRecord, ThreadState, ThreadSummary, ThreadTail
+from oracle_core.text import clean_json, clean_text
 
 
 class Checkpointer(ABC):
@@ -330,10 +333,54 @@ INTERRUPTED_ERROR = "the run stopped before it ended: no process held its thread
 """The ``error`` :meth:`Checkpointer.mark_interrupted` gives a run that had none."""
 
 
+def interrupt(run: RunRecord, now: float) -> None:
+    """Mark ``run`` as :meth:`Checkpointer.mark_interrupted` does (in place)."""
+    run.status, run.updated_at = "interrupted", now
+    run.error = run.error or INTERRUPTED_ERROR
+
+
 def check_ttl(ttl: float) -> None:
     """Raise :class:`ValueError` unless ``ttl`` is a positive number of seconds."""
     if not ttl > 0:
         raise ValueError(f"a lease's ttl must be a positive number of seconds, not {ttl!r}")
+
+
+def conflict(thread_id: str, base: int, actual: int) -> ThreadConflictError:
+    """The error raised when a writer appends on top of a stale view of a thread."""
+    return ThreadConflictError(
+        f"thread {thread_id!r} has {actual} messages but this writer expected {base}: another "
+        "run appended to it meanwhile; reload the thread and retry"
+    )
+
+
+def credential_key(plugin: str, name: str, user_id: str) -> tuple[str, str, str]:
+    """The cleaned ``(plugin, name, user_id)`` a credential is stored under."""
+    return clean_text(plugin), clean_text(name), clean_text(user_id)
+
+
+def load_operation(text: str) -> Operation:
+    """The operation a store saved as JSON text, cleaned."""
+    return Operation.from_record(clean_json(json.loads(text)))
+
+
+def updated_operation(
+    current: Operation,
+    now: float,
+    *,
+    status: str,
+    reason: str | None,
+    result: str | None,
+    error: str | None,
+    details: Mapping[str, Any] | None,
+) -> Operation:
+    """``current`` as :meth:`Checkpointer.update_operation` changes it (strings cleaned)."""
+    changes: dict[str, Any] = {"status": status, "updated_at": now}
+    for name, value in (("reason", reason), ("result", result), ("error", error)):
+        if value is not None:
+            changes[name] = clean_text(value)
+    if details is not None:
+        changes["details"] = {**current.details, **clean_json(dict(details))}
+    return current.replace(**changes)
 
 
 def tail_of(state: ThreadState, since: int) -> ThreadTail:

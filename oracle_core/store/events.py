@@ -82,11 +82,9 @@ class EventChannel:
 
     def publish(self, thread_id: str, event: Publishable) -> None:
         """Hand ``event`` of a run on ``thread_id`` to the thread's followers (never waits)."""
-        followers = self._followers.get(clean_text(thread_id))
-        if followers:
-            data = event.to_json()
-            for follower in list(followers):
-                follower.deliver(data)
+        thread_id = clean_text(thread_id)
+        if self.following(thread_id):
+            self.deliver(thread_id, event.to_json())
 
     def deliver(self, thread_id: str, data: dict[str, Any]) -> None:
         """Hand already-encoded event ``data`` to the local followers of ``thread_id``."""

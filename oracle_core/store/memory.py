@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from oracle_core.connections.records import CredentialRecord
-from oracle_core.errors import OperationNotFoundError, ThreadConflictError
+from oracle_core.errors import OperationNotFoundError
 from oracle_core.run.messages import Message
 from oracle_core.run.operations import (
     OPEN_STATUSES,
@@ -20,23 +20,18 @@ from oracle_core.run.operations import (
     settled_by_time,
 )
 from oracle_core.store.base import (
-    INTERRUPTED_ERROR,
     WAITER_LIVENESS,
     Checkpointer,
     check_ttl,
+    conflict,
+    credential_key,
+    interrupt,
     tail_of,
+    updated_operation,
 )
 from oracle_core.store.saving import clean_run, prepare_messages
 from oracle_core.store.state import RunRecord, ThreadState, ThreadSummary, ThreadTail
 from oracle_core.text import clean_json, clean_text
-
-
-def conflict(thread_id: str, base: int, actual: int) -> ThreadConflictError:
-    """The error raised when a writer appends on top of a stale view of a thread."""
-    return ThreadConflictError(
-        f"thread {thread_id!r} has {actual} messages but this writer expected {base}: another "
-        "run appended to it meanwhile; reload the thread and retry"
-    )
 
 
 @dataclass
@@ -174,13 +169,12 @@ class MemoryCheckpointer(Checkpointer):
                 continue
             for run in self._threads[tid].runs if tid in self._threads else ():
                 if run.status == "running":
-                    run.status, run.updated_at = "interrupted", now
-                    run.error = run.error or INTERRUPTED_ERROR
+                    interrupt(run, now)
                     marked.append((run.created_at, run.id))
         return [run_id for _, run_id in sorted(marked)]
 
     async def save_credential(self, plugin: str, name: str, user_id: str, sealed: str) -> None:
-        key = (clean_text(plugin), clean_text(name), clean_text(user_id))
+        key = credential_key(plugin, name, user_id)
         now = self._clock()
         old = self._credentials.get(key)
         self._credentials[key] = CredentialRecord(
@@ -190,11 +184,10 @@ class MemoryCheckpointer(Checkpointer):
     async def load_credential(
         self, plugin: str, name: str, user_id: str
     ) -> CredentialRecord | None:
-        return self._credentials.get((clean_text(plugin), clean_text(name), clean_text(user_id)))
+        return self._credentials.get(credential_key(plugin, name, user_id))
 
     async def delete_credential(self, plugin: str, name: str, user_id: str) -> bool:
-        key = (clean_text(plugin), clean_text(name), clean_text(user_id))
-        return self._credentials.pop(key, None) is not None
+        return self._credentials.pop(credential_key(plugin, name, user_id), None) is not None
 
     async def credentials(
         self, *, plugin: str | None = None, user_id: str | None = None
@@ -276,13 +269,16 @@ class MemoryCheckpointer(Checkpointer):
             )
         if operation.status not in expect:
             return operation, False
-        changes: dict[str, Any] = {"status": status, "updated_at": self._clock()}
-        for name, value in (("reason", reason), ("result", result), ("error", error)):
-            if value is not None:
-                changes[name] = clean_text(value)
-        if details is not None:
-            changes["details"] = {**operation.details, **clean_json(dict(details))}
-        self._operations[operation_id] = operation = operation.replace(**changes)
+        operation = updated_operation(
+            operation,
+            self._clock(),
+            status=status,
+            reason=reason,
+            result=result,
+            error=error,
+            details=details,
+        )
+        self._operations[operation_id] = operation
         return operation, True
 
     async def claim_operation(self, operation_id: str, owner: str) -> Operation | None:

@@ -6,11 +6,13 @@ noticeable fraction of a second to count), so stores make them off the event loo
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
+from typing import Any
 
 from oracle_core.run.messages import Message
 from oracle_core.store.state import RunRecord
-from oracle_core.text import clean_json
+from oracle_core.text import clean_json, clean_text
 from oracle_core.tokens import count_message_tokens
 
 count_message = count_message_tokens
@@ -29,6 +31,35 @@ def prepare_messages(
     if tokens is not None and len(tokens) == len(cleaned):
         return cleaned, list(tokens)
     return cleaned, [count_message_tokens(m) for m in cleaned]
+
+
+def to_json(value: Any) -> tuple[str, Any]:
+    """``value`` as JSON text with every string cleaned (keys too), and the clean value.
+
+    With ``ensure_ascii=False`` a surrogate stays raw and each string's code units stay
+    adjacent, so cleaning the JSON text cleans every string exactly as ``clean_json`` would;
+    control characters, NUL included, are escaped by ``json.dumps``. The clean value is
+    ``value`` itself when it was already valid (one dump, one encode).
+    """
+    raw = json.dumps(value, ensure_ascii=False)
+    text = clean_text(raw)
+    return text, (value if text is raw else json.loads(text))
+
+
+def encode_messages(
+    messages: Sequence[Message], tokens: Sequence[int] | None = None
+) -> tuple[list[str], list[int]]:
+    """Each message as clean JSON text (:func:`to_json`), and its token count.
+
+    ``tokens`` are the writer's own counts, used as in :func:`prepare_messages`.
+    """
+    counts = list(tokens) if tokens is not None and len(tokens) == len(messages) else None
+    texts, counted = [], []
+    for index, message in enumerate(messages):
+        text, clean = to_json(message)
+        texts.append(text)
+        counted.append(counts[index] if counts is not None else count_message_tokens(clean))
+    return texts, counted
 
 
 def clean_run(run: RunRecord) -> RunRecord:

@@ -18,10 +18,16 @@ from oracle_core.run.messages import Message
 from oracle_core.run.operations import Operation
 from oracle_core.store import sqlite_credentials as credential_sql
 from oracle_core.store import sqlite_operations as operation_sql
-from oracle_core.store.base import INTERRUPTED_ERROR, WAITER_LIVENESS, Checkpointer, check_ttl
-from oracle_core.store.memory import conflict
-from oracle_core.store.plugin_store import connect_sqlite
-from oracle_core.store.saving import count_message
+from oracle_core.store.base import (
+    WAITER_LIVENESS,
+    Checkpointer,
+    check_ttl,
+    conflict,
+    credential_key,
+    interrupt,
+)
+from oracle_core.store.plugin_store import connect_sqlite, immediate
+from oracle_core.store.saving import count_message, encode_messages, to_json
 from oracle_core.store.state import RunRecord, ThreadState, ThreadSummary, ThreadTail
 from oracle_core.text import clean_text
 
@@ -99,24 +105,12 @@ CREATE INDEX IF NOT EXISTS oracle_runs_running ON oracle_runs (thread_id) WHERE 
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
-def _to_json(value: Any) -> tuple[str, Any]:
-    """``value`` as JSON text with every string cleaned, and the clean value.
-
-    The clean value is ``value`` itself when it was already valid (one dump, one encode).
-    """
-    raw = json.dumps(value, ensure_ascii=False)
-    # With ensure_ascii=False surrogates stay raw and each string's code units stay adjacent,
-    # so cleaning the JSON text cleans every string (keys too) exactly as clean_json would.
-    text = clean_text(raw)
-    return text, (value if text is raw else json.loads(text))
-
-
 def _from_json(text: str) -> tuple[Any, str | None]:
     """Parse stored JSON, cleaned; with its clean text when the stored text must be rewritten."""
     value = json.loads(text)
     if _SURROGATE_ESCAPE.search(text) is None:
         return value, None
-    fixed, clean = _to_json(value)
+    fixed, clean = to_json(value)
     return (value, None) if clean is value else (clean, fixed)
 
 
@@ -132,16 +126,11 @@ def _migrate(db: sqlite3.Connection) -> None:
         return found
 
     if missing():
-        db.execute("BEGIN IMMEDIATE")
-        try:
+        with immediate(db):
             for table, column, fill in missing():  # again: another process may have been first
                 db.execute(f"ALTER TABLE {table} ADD COLUMN {column}")
                 if fill:
                     db.execute(fill)
-            db.execute("COMMIT")
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
     db.executescript(_AFTER_MIGRATION)
 
 
@@ -343,17 +332,12 @@ class SQLiteCheckpointer(Checkpointer):
         """
         db.execute("PRAGMA busy_timeout = 0")
         try:
-            db.execute("BEGIN IMMEDIATE")
-            try:
+            with immediate(db):
                 db.executemany(
                     "UPDATE oracle_messages SET message = ?, tokens = ? "
                     "WHERE thread_id = ? AND seq = ?",
                     repairs,
                 )
-                db.execute("COMMIT")
-            except BaseException:
-                db.execute("ROLLBACK")
-                raise
         except sqlite3.OperationalError:
             pass  # locked by another writer: counted again next time
         finally:
@@ -372,9 +356,8 @@ class SQLiteCheckpointer(Checkpointer):
     ) -> list[str]:
         thread_id = clean_text(thread_id)
         messages = list(messages)
-        counts = list(tokens) if tokens is not None and len(tokens) == len(messages) else None
         return await self._call(
-            lambda db: self._append(db, thread_id, base, messages, loaded, run, lease, counts)
+            lambda db: self._append(db, thread_id, base, messages, loaded, run, lease, tokens)
         )
 
     def _append(
@@ -386,18 +369,14 @@ class SQLiteCheckpointer(Checkpointer):
         loaded: Sequence[str],
         run: RunRecord | None,
         lease: str | None,
-        counts: list[int] | None = None,
+        tokens: Sequence[int] | None = None,
     ) -> list[str]:
         # Clean and count before taking the write lock, so the lock is held briefly.
-        rows: list[tuple[str, int]] = []
-        for index, message in enumerate(messages):
-            text, clean = _to_json(message)
-            rows.append((text, counts[index] if counts is not None else count_message(clean)))
+        rows = list(zip(*encode_messages(messages, tokens), strict=True))
         plugins = [clean_text(p) for p in loaded]
-        record = None if run is None else _to_json(run.to_json())
+        record = None if run is None else to_json(run.to_json())
         now = self._clock()
-        db.execute("BEGIN IMMEDIATE")
-        try:
+        with immediate(db):
             db.execute(
                 "INSERT INTO oracle_threads VALUES (?, ?, ?) "
                 "ON CONFLICT (thread_id) DO UPDATE SET updated_at = excluded.updated_at",
@@ -439,10 +418,6 @@ class SQLiteCheckpointer(Checkpointer):
                 "SELECT plugin FROM oracle_loaded_plugins WHERE thread_id = ? ORDER BY seq",
                 (thread_id,),
             ).fetchall()
-            db.execute("COMMIT")
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
         return [r[0] for r in merged]
 
     async def threads(self) -> list[str]:
@@ -469,17 +444,12 @@ class SQLiteCheckpointer(Checkpointer):
         thread_id = clean_text(thread_id)
 
         def remove(db: sqlite3.Connection) -> bool:
-            db.execute("BEGIN IMMEDIATE")
-            try:
+            with immediate(db):
                 found = db.execute(
                     "DELETE FROM oracle_threads WHERE thread_id = ?", (thread_id,)
                 ).rowcount
                 for table in _THREAD_TABLES:
                     db.execute(f"DELETE FROM {table} WHERE thread_id = ?", (thread_id,))
-                db.execute("COMMIT")
-            except BaseException:
-                db.execute("ROLLBACK")
-                raise
             return found > 0
 
         return await self._call(remove)
@@ -490,13 +460,8 @@ class SQLiteCheckpointer(Checkpointer):
 
         def take(db: sqlite3.Connection) -> bool:
             now = self._clock()
-            db.execute("BEGIN IMMEDIATE")
-            try:
+            with immediate(db):
                 taken = self._take(db, thread_id, owner, ttl, now)
-                db.execute("COMMIT")
-            except BaseException:
-                db.execute("ROLLBACK")
-                raise
             return taken
 
         return await self._call(take)
@@ -568,38 +533,32 @@ class SQLiteCheckpointer(Checkpointer):
         def mark(db: sqlite3.Connection) -> list[str]:
             if not stale(db, self._clock()):
                 return []  # the common case takes no write lock
-            db.execute("BEGIN IMMEDIATE")
-            try:
+            with immediate(db):
                 now = self._clock()
                 rows = stale(db, now)  # again, under the lock: a lease may have been taken
                 for run_id, text in rows:
                     record = RunRecord.from_json(_from_json(text)[0])
-                    record.status, record.updated_at = "interrupted", now
-                    record.error = record.error or INTERRUPTED_ERROR
+                    interrupt(record, now)
                     db.execute(
                         "UPDATE oracle_runs SET record = ?, status = ? WHERE run_id = ?",
-                        (_to_json(record.to_json())[0], record.status, run_id),
+                        (to_json(record.to_json())[0], record.status, run_id),
                     )
-                db.execute("COMMIT")
-            except BaseException:
-                db.execute("ROLLBACK")
-                raise
             return [run_id for run_id, _ in rows]
 
         return await self._call(mark)
 
     async def save_credential(self, plugin: str, name: str, user_id: str, sealed: str) -> None:
-        key = (clean_text(plugin), clean_text(name), clean_text(user_id))
+        key = credential_key(plugin, name, user_id)
         await self._call(lambda db: credential_sql.save(db, key, sealed, self._clock()))
 
     async def load_credential(
         self, plugin: str, name: str, user_id: str
     ) -> CredentialRecord | None:
-        key = (clean_text(plugin), clean_text(name), clean_text(user_id))
+        key = credential_key(plugin, name, user_id)
         return await self._read(lambda db: credential_sql.load(db, key))
 
     async def delete_credential(self, plugin: str, name: str, user_id: str) -> bool:
-        key = (clean_text(plugin), clean_text(name), clean_text(user_id))
+        key = credential_key(plugin, name, user_id)
         return await self._call(lambda db: credential_sql.delete(db, key))
 
     async def credentials(

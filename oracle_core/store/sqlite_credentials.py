@@ -9,6 +9,7 @@ from __future__ import annotations
 import sqlite3
 
 from oracle_core.connections.records import CredentialRecord
+from oracle_core.store.plugin_store import immediate
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS oracle_credentials (
@@ -26,18 +27,13 @@ CREATE TABLE IF NOT EXISTS oracle_credentials (
 
 def save(db: sqlite3.Connection, key: tuple[str, str, str], sealed: str, now: float) -> None:
     """Insert or replace the credential of ``key`` (plugin, name, user id), keeping ``created_at``."""
-    db.execute("BEGIN IMMEDIATE")
-    try:
+    with immediate(db):
         db.execute(
             "INSERT INTO oracle_credentials VALUES (?, ?, ?, ?, ?, ?) "
             "ON CONFLICT (plugin, name, user_id) DO UPDATE SET sealed = excluded.sealed, "
             "updated_at = excluded.updated_at",
             (*key, sealed, now, now),
         )
-        db.execute("COMMIT")
-    except BaseException:
-        db.execute("ROLLBACK")
-        raise
 
 
 def load(db: sqlite3.Connection, key: tuple[str, str, str]) -> CredentialRecord | None:
@@ -52,15 +48,10 @@ def load(db: sqlite3.Connection, key: tuple[str, str, str]) -> CredentialRecord 
 
 def delete(db: sqlite3.Connection, key: tuple[str, str, str]) -> bool:
     """Remove the credential of ``key``; whether there was one."""
-    db.execute("BEGIN IMMEDIATE")
-    try:
+    with immediate(db):
         gone = db.execute(
             "DELETE FROM oracle_credentials WHERE plugin = ? AND name = ? AND user_id = ?", key
         ).rowcount
-        db.execute("COMMIT")
-    except BaseException:
-        db.execute("ROLLBACK")
-        raise
     return bool(gone)
 
 

@@ -10,7 +10,6 @@ calls them on its worker thread.
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import Callable, Collection, Mapping
 from typing import Any, TypeVar
@@ -22,7 +21,10 @@ from oracle_core.run.operations import (
     operation_lease,
     settled_by_time,
 )
-from oracle_core.text import clean_json, clean_text
+from oracle_core.store.base import load_operation, updated_operation
+from oracle_core.store.plugin_store import immediate
+from oracle_core.store.saving import to_json
+from oracle_core.text import clean_text
 
 T = TypeVar("T")
 
@@ -46,8 +48,7 @@ _COLUMNS = "id, thread_id, run_id, kind, status, created_at, record"
 
 
 def _dump(operation: Operation) -> tuple[str, str, str, str, str, float, str]:
-    record = clean_json(operation.to_record())
-    text = json.dumps(record, ensure_ascii=False)
+    text, record = to_json(operation.to_record())
     return (
         record["id"],
         record["thread_id"],
@@ -59,20 +60,10 @@ def _dump(operation: Operation) -> tuple[str, str, str, str, str, float, str]:
     )
 
 
-def _load(text: str) -> Operation:
-    return Operation.from_record(clean_json(json.loads(text)))
-
-
 def _write(db: sqlite3.Connection, work: Callable[[], T]) -> T:
     """Run ``work`` in one ``BEGIN IMMEDIATE`` transaction."""
-    db.execute("BEGIN IMMEDIATE")
-    try:
-        value = work()
-        db.execute("COMMIT")
-    except BaseException:
-        db.execute("ROLLBACK")
-        raise
-    return value
+    with immediate(db):
+        return work()
 
 
 def _lease_live(db: sqlite3.Connection, key: str, now: float, owner: str | None = None) -> bool:
@@ -110,7 +101,7 @@ def _row(db: sqlite3.Connection, operation_id: str) -> Operation | None:
     row = db.execute(
         "SELECT record FROM oracle_operations WHERE id = ?", (operation_id,)
     ).fetchone()
-    return None if row is None else _load(row[0])
+    return None if row is None else load_operation(row[0])
 
 
 def insert(db: sqlite3.Connection, operation: Operation) -> None:
@@ -170,7 +161,7 @@ def select(
     rows = db.execute(
         f"SELECT record FROM oracle_operations {where} ORDER BY created_at, rowid", values
     ).fetchall()
-    found = [_load(r[0]) for r in rows]
+    found = [load_operation(r[0]) for r in rows]
     if any(_needs_settling(db, o, now) for o in found):
         if not write:
             return None
@@ -208,13 +199,15 @@ def update(
         current = _settle(db, current, now)
         if current.status not in expect:
             return current, False
-        changes: dict[str, Any] = {"status": status, "updated_at": now}
-        for name, value in (("reason", reason), ("result", result), ("error", error)):
-            if value is not None:
-                changes[name] = value
-        if details is not None:
-            changes["details"] = {**current.details, **dict(details)}
-        changed = current.replace(**changes)
+        changed = updated_operation(
+            current,
+            now,
+            status=status,
+            reason=reason,
+            result=result,
+            error=error,
+            details=details,
+        )
         _save(db, changed, current.status)
         return changed, True
 

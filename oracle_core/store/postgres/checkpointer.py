@@ -25,14 +25,20 @@ from psycopg_pool import AsyncConnectionPool
 from oracle_core.connections.records import CredentialRecord
 from oracle_core.run.messages import Message
 from oracle_core.run.operations import Operation
-from oracle_core.store.base import INTERRUPTED_ERROR, WAITER_LIVENESS, Checkpointer, check_ttl
-from oracle_core.store.memory import conflict
+from oracle_core.store.base import (
+    WAITER_LIVENESS,
+    Checkpointer,
+    check_ttl,
+    conflict,
+    credential_key,
+    interrupt,
+)
 from oracle_core.store.postgres import credentials as credential_sql
 from oracle_core.store.postgres import operations as operation_sql
 from oracle_core.store.postgres import schema as migrations
-from oracle_core.store.postgres.codec import escape, thread_key, to_json, unescape
+from oracle_core.store.postgres.codec import escape, thread_key, unescape
 from oracle_core.store.postgres.notify import NotifyChannel
-from oracle_core.store.saving import count_message
+from oracle_core.store.saving import encode_messages, to_json
 from oracle_core.store.state import RunRecord, ThreadState, ThreadSummary, ThreadTail
 from oracle_core.text import clean_text
 
@@ -267,9 +273,7 @@ class PostgresCheckpointer(Checkpointer):
         tokens: Sequence[int] | None = None,
     ) -> list[str]:
         thread_id = clean_text(thread_id)
-        messages = list(messages)
-        counts = list(tokens) if tokens is not None and len(tokens) == len(messages) else None
-        rows = await asyncio.to_thread(_encode, messages, counts) if messages else ([], [])
+        rows = await asyncio.to_thread(encode_messages, messages, tokens) if messages else ([], [])
         record = None if run is None else to_json(run.to_json())
         args = (
             thread_key(thread_id),
@@ -400,9 +404,7 @@ class PostgresCheckpointer(Checkpointer):
             marked = []
             for run_id, text in await cursor.fetchall():
                 record = RunRecord.from_json(json.loads(text))
-                record.status = "interrupted"
-                record.updated_at = now if now is not None else time.time()
-                record.error = record.error or INTERRUPTED_ERROR
+                interrupt(record, now if now is not None else time.time())
                 done = await conn.execute(
                     "UPDATE oracle_runs AS r SET record = %(record)s, status = 'interrupted' "
                     f"WHERE run_id = %(run)s AND status = 'running' AND {live}",
@@ -417,18 +419,18 @@ class PostgresCheckpointer(Checkpointer):
     # -- credentials -----------------------------------------------------------------------------
 
     async def save_credential(self, plugin: str, name: str, user_id: str, sealed: str) -> None:
-        key = (clean_text(plugin), clean_text(name), clean_text(user_id))
+        key = credential_key(plugin, name, user_id)
         now = self._now()
         await self._call(lambda conn: credential_sql.save(conn, key, sealed, now))
 
     async def load_credential(
         self, plugin: str, name: str, user_id: str
     ) -> CredentialRecord | None:
-        key = (clean_text(plugin), clean_text(name), clean_text(user_id))
+        key = credential_key(plugin, name, user_id)
         return await self._call(lambda conn: credential_sql.load(conn, key))
 
     async def delete_credential(self, plugin: str, name: str, user_id: str) -> bool:
-        key = (clean_text(plugin), clean_text(name), clean_text(user_id))
+        key = credential_key(plugin, name, user_id)
         return await self._call(lambda conn: credential_sql.delete(conn, key))
 
     async def credentials(
@@ -520,13 +522,3 @@ class PostgresCheckpointer(Checkpointer):
 _THREAD_TABLES = ("oracle_messages", "oracle_loaded_plugins", "oracle_runs", "oracle_leases",
                   "oracle_lease_waiters", "oracle_operations")  # fmt: skip
 """Tables whose rows belong to one thread (by ``thread_key``), removed with it."""
-
-
-def _encode(messages: list[Message], counts: list[int] | None) -> tuple[list[str], list[int]]:
-    """Each message as clean JSON text, and its token count (the writer's, else counted)."""
-    texts, tokens = [], []
-    for index, message in enumerate(messages):
-        text, clean = to_json(message)
-        texts.append(text)
-        tokens.append(counts[index] if counts is not None else count_message(clean))
-    return texts, tokens

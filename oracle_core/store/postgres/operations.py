@@ -8,7 +8,6 @@ at once queue on the row and never both win. The row keeps the whole operation a
 
 from __future__ import annotations
 
-import json
 from collections.abc import Collection, Mapping
 from typing import Any
 
@@ -21,7 +20,9 @@ from oracle_core.run.operations import (
     operation_lease,
     settled_by_time,
 )
-from oracle_core.store.postgres.codec import escape, thread_key, to_json
+from oracle_core.store.base import load_operation, updated_operation
+from oracle_core.store.postgres.codec import escape, thread_key
+from oracle_core.store.saving import to_json
 from oracle_core.text import clean_json, clean_text
 
 Connection = psycopg.AsyncConnection[Any]
@@ -41,10 +42,6 @@ CREATE INDEX oracle_operations_by_thread ON oracle_operations (thread_key, creat
 CREATE INDEX oracle_operations_by_status ON oracle_operations (status, created_at);
 """
 """The operations table."""
-
-
-def _load(text: str) -> Operation:
-    return Operation.from_record(clean_json(json.loads(text)))
 
 
 async def _now(conn: Connection, now: float | None) -> float:
@@ -70,7 +67,7 @@ async def _row(conn: Connection, operation_id: str, *, lock: bool) -> Operation 
         (escape(operation_id),),
     )
     row = await cursor.fetchone()
-    return None if row is None else _load(row[0])
+    return None if row is None else load_operation(row[0])
 
 
 async def _save(conn: Connection, operation: Operation) -> None:
@@ -156,7 +153,7 @@ async def select(
     where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
     query = f"SELECT id, record FROM oracle_operations {where} ORDER BY created_at, ord"
     rows = await (await conn.execute(query, values)).fetchall()
-    found = [_load(r[1]) for r in rows]
+    found = [load_operation(r[1]) for r in rows]
     moment = await _now(conn, now)
     settled = []
     for operation in found:
@@ -196,13 +193,15 @@ async def update(
         current = await _settle(conn, current, moment)
         if current.status not in expect:
             return current, False
-        changes: dict[str, Any] = {"status": status, "updated_at": moment}
-        for name, value in (("reason", reason), ("result", result), ("error", error)):
-            if value is not None:
-                changes[name] = clean_text(value)
-        if details is not None:
-            changes["details"] = {**current.details, **clean_json(dict(details))}
-        changed = current.replace(**changes)
+        changed = updated_operation(
+            current,
+            moment,
+            status=status,
+            reason=reason,
+            result=result,
+            error=error,
+            details=details,
+        )
         await _save(conn, changed)
         return changed, True
 
