@@ -27,9 +27,10 @@ LOAD_CAPABILITY = "load_capability"
 SEARCH_CAPABILITIES = "search_capabilities"
 
 MAX_QUERIES = 4
+"""Queries one ``search_capabilities`` call may send."""
+
 MAX_LOAD_NAMES = 8
 """Capabilities one ``load_capability`` call may load; more is an error naming the limit."""
-"""Queries one ``search_capabilities`` call may send."""
 
 MAX_QUERY_CHARS = 200
 """Characters of a query that are searched (and echoed back); the rest is ignored."""
@@ -135,13 +136,18 @@ def _short(text: str, limit: int = _SUMMARY_CHARS) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
-def _listing(plugin: Plugin, loaded: Sequence[str], category: bool = True) -> dict[str, Any]:
-    entry: dict[str, Any] = {
+def _about(plugin: Plugin, loaded: Sequence[str]) -> dict[str, Any]:
+    """What every listing of ``plugin`` shows: name, summary, visibility, whether loaded."""
+    return {
         "name": plugin.name,
         "summary": _short(plugin.manifest.summary),
         "visibility": plugin.visibility,
         "loaded": plugin.visibility == "always" or plugin.name in loaded,
     }
+
+
+def _listing(plugin: Plugin, loaded: Sequence[str], category: bool = True) -> dict[str, Any]:
+    entry = _about(plugin, loaded)
     if category:
         entry["category"] = plugin.manifest.category
     entry["tags"] = plugin.manifest.tags[:_TAGS]
@@ -321,10 +327,9 @@ def load_capability(registry: Registry, loaded: Sequence[str], arguments: Any) -
         names = [names]
     if not isinstance(names, list) or not names or not all(isinstance(n, str) for n in names):
         return LoadOutcome(
-            _dumps(
-                {
-                    "error": 'load_capability takes {"names": ["name", ...]}: a non-empty array of capability names. Nothing was loaded.'
-                }
+            _error(
+                'load_capability takes {"names": ["name", ...]}: a non-empty array of '
+                "capability names. Nothing was loaded."
             ),
             error=True,
         )
@@ -353,7 +358,7 @@ def load_capability(registry: Registry, loaded: Sequence[str], arguments: Any) -
         message = (
             "; ".join(problems) + ". Nothing was loaded; call list_capabilities() for the names."
         )
-        return LoadOutcome(_dumps({"error": message}), error=True)
+        return LoadOutcome(_error(message), error=True)
 
     entries = []
     newly: list[str] = []
@@ -413,14 +418,7 @@ def search_queries(arguments: Any) -> list[str] | str:
 
 def candidate_entry(candidate: Candidate, loaded: Sequence[str]) -> dict[str, Any]:
     """One search candidate as the model sees it."""
-    plugin = candidate.plugin
-    return {
-        "name": plugin.name,
-        "summary": _short(plugin.manifest.summary),
-        "visibility": plugin.visibility,
-        "loaded": plugin.visibility == "always" or plugin.name in loaded,
-        "tools": list(candidate.tools),
-    }
+    return {**_about(candidate.plugin, loaded), "tools": list(candidate.tools)}
 
 
 def search_results(

@@ -12,7 +12,7 @@ from __future__ import annotations
 import shlex
 from typing import TYPE_CHECKING, Literal
 
-from oracle_core.connections.credentials import Credentials, check_user_id
+from oracle_core.connections.credentials import Credentials
 from oracle_core.connections.secret import Secret
 from oracle_core.run.waits.checks import PreparedCall, Wait
 
@@ -51,9 +51,7 @@ class ConnectionCheck:
         missing = []
         for name in call.bound.tool.connections:
             connection = declared[name]  # the validator refuses a tool listing an undeclared one
-            if connection.per_user:
-                check_user_id(user_id)
-            value = await self.credentials.get(plugin.name, connection, user_id)
+            value = await self.credentials.get(plugin.name, connection, user_id)  # checks user_id
             if value is None:
                 missing.append(connection)
             else:

@@ -55,6 +55,15 @@ def check_user_id(user_id: str) -> str:
     return user_id
 
 
+def scope_of(connection: Connection, user_id: str) -> str:
+    """The scope ``connection``'s credential for ``user_id`` is stored under (``""``: shared).
+
+    Raises:
+        InvalidCredentialError: when the connection is per-user and ``user_id`` is invalid.
+    """
+    return connection.scope(check_user_id(user_id) if connection.per_user else user_id)
+
+
 def check_value(value: str | Secret, plugin: str, name: str) -> str:
     """The clear text of ``value`` if it may be stored; the error never shows it.
 
@@ -246,7 +255,7 @@ class Credentials:
             CredentialUnreadableError: when it is stored but cannot be opened.
             InvalidCredentialError: when a per-user connection is asked for an invalid user.
         """
-        scope = connection.scope(check_user_id(user_id) if connection.per_user else user_id)
+        scope = scope_of(connection, user_id)
         record = await self.store.load_credential(plugin, connection.name, scope)
         if record is None:
             return None
@@ -262,14 +271,14 @@ class Credentials:
             SecretKeyError: when the key is missing or invalid (nothing is stored).
         """
         text = check_value(value, plugin, connection.name)
-        scope = connection.scope(check_user_id(user_id) if connection.per_user else user_id)
+        scope = scope_of(connection, user_id)
         sealed = self.vault.seal(plugin, connection.name, scope, text)
         await self.store.save_credential(plugin, connection.name, scope, sealed)
         return scope
 
     async def delete(self, plugin: str, connection: Connection, user_id: str) -> bool:
         """Remove the credential of ``connection`` for ``user_id``; whether there was one."""
-        scope = connection.scope(check_user_id(user_id) if connection.per_user else user_id)
+        scope = scope_of(connection, user_id)
         return await self.store.delete_credential(plugin, connection.name, scope)
 
     async def delete_named(self, registry: Registry, plugin: str, name: str, user_id: str) -> bool:

@@ -17,7 +17,7 @@ import asyncio
 import json
 import logging
 import uuid
-from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
 from typing import Any
 
 from oracle_core.capabilities.gate import offered as offered_names
@@ -47,9 +47,9 @@ from oracle_core.run.executor import cap, error_result, over
 from oracle_core.run.lease import ThreadLease
 from oracle_core.run.messages import Message, ModelRequest, ModelResponse, ToolCall, ToolResult
 from oracle_core.run.operations import Operation
-from oracle_core.run.waits.opening import open_operations
+from oracle_core.run.waits.opening import open_operations, unanswered_calls
 from oracle_core.store.base import INTERRUPTED_ERROR
-from oracle_core.store.state import RunRecord
+from oracle_core.store.state import RunRecord, RunStatus
 from oracle_core.text import clean_json
 from oracle_core.tokens import count_message_tokens
 
@@ -224,15 +224,11 @@ class Run:
 
     def _interrupted_results(self) -> list[Message]:
         """Tool results for calls a crashed run left unanswered, so the thread stays valid."""
-        answered: set[str] = set()
-        for message in reversed(self.messages):
-            if message.get("role") == "tool":
-                answered.add(str(message.get("tool_call_id")))
-                continue
-            pending = [c for c in message.get("tool_calls") or [] if c["id"] not in answered]
-            error = json.dumps({"error": "not run: the run that asked for it was interrupted"})
-            return [{"role": "tool", "tool_call_id": c["id"], "content": error} for c in pending]
-        return []
+        error = json.dumps({"error": "not run: the run that asked for it was interrupted"})
+        return [
+            {"role": "tool", "tool_call_id": call_id, "content": error}
+            for call_id in unanswered_calls(self.messages)
+        ]
 
     async def _steps(self) -> AsyncIterator[Event]:
         deps = self.deps
@@ -299,10 +295,7 @@ class Run:
         for operation in waits:
             await store.insert_operation(operation)
         if waits:
-            kinds = {o.kind for o in waits}
-            self.record.status = (
-                "waiting_for_approval" if "approval" in kinds else "waiting_for_connection"
-            )
+            self.record.status = waiting_status(waits)
             self.waiting = list(waits)
         loads = [name for r in done for name in r.loaded]
         await self._save([r.message() for r in done], loads)
@@ -317,8 +310,7 @@ class Run:
             yield CapabilityLoaded(loads)
         for operation in waits:
             self.operations = True
-            requested = ApprovalRequested if operation.kind == "approval" else ConnectionRequested
-            yield requested(operation.to_json())
+            yield requested(operation)
 
     async def _model_call(
         self, request: ModelRequest
@@ -434,6 +426,19 @@ class Run:
             f"the run took longer than its limit of {self.deps.limits.run_timeout:g} s "
             f"({doing}); raise it with RunLimits(run_timeout=...)"
         )
+
+
+def waiting_status(operations: Sequence[Operation]) -> RunStatus:
+    """The status of a run that waits on ``operations`` (an approval named first)."""
+    if any(o.kind == "approval" for o in operations):
+        return "waiting_for_approval"
+    return "waiting_for_connection"
+
+
+def requested(operation: Operation) -> Event:
+    """The event saying ``operation`` waits: for an approval, or for a connection."""
+    kind = ApprovalRequested if operation.kind == "approval" else ConnectionRequested
+    return kind(operation.to_json())
 
 
 def capped_reply(message: Mapping[str, Any], limit: int) -> Message:

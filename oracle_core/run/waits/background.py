@@ -31,7 +31,7 @@ from oracle_core.errors import OperationNotFoundError, ToolError
 from oracle_core.run.lease import ThreadLease
 from oracle_core.run.limits import RunLimits
 from oracle_core.run.messages import Message, ToolCall, ToolResult, content_of
-from oracle_core.run.operations import Operation, new_operation_id, operation_lease
+from oracle_core.run.operations import Operation, operation_lease
 from oracle_core.run.pool import SyncToolPool
 from oracle_core.run.waits.checks import PreparedCall
 from oracle_core.store.base import Checkpointer
@@ -64,6 +64,10 @@ def model_view(operation: Operation) -> dict[str, Any]:
 
 def _content(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
+
+
+def _error(call: ToolCall, message: str) -> ToolResult:
+    return ToolResult(call.id, call.name, _content({"error": message}), is_error=True)
 
 
 class BackgroundWork:
@@ -105,23 +109,7 @@ class BackgroundWork:
             seconds: how long the work may take (``None``: :data:`NO_TIMEOUT`).
             cap: cuts a result to the oracle's result limit.
         """
-        call, bound = prepared.call, prepared.bound
-        now = self.clock()
-        operation = Operation(
-            id=new_operation_id(),
-            kind="background",
-            status="running",
-            thread_id=call.thread_id,
-            run_id=call.run_id,
-            user_id=call.user_id,
-            plugin=bound.plugin.name,
-            tool=bound.name,
-            call_id=call.id,
-            arguments=prepared.canonical,
-            digest=prepared.digest,
-            created_at=now,
-            updated_at=now,
-        )
+        operation = prepared.operation("background", "running", self.clock())
         lease = ThreadLease(
             self.store,
             operation_lease(operation.id),
@@ -148,7 +136,7 @@ class BackgroundWork:
                 "to see how it stands.",
             }
         )
-        return ToolResult(call.id, call.name, content, operation=operation)
+        return ToolResult(prepared.call.id, prepared.call.name, content, operation=operation)
 
     async def _work(
         self,
@@ -255,22 +243,22 @@ class BackgroundWork:
         identifier, cancel = arguments.get("id"), arguments.get("cancel", False)
         if not isinstance(identifier, str) or not isinstance(cancel, bool):
             message = f'{GET_OPERATION} takes {{"id": "<operation id>", "cancel": false}}'
-            return ToolResult(call.id, call.name, _content({"error": message}), is_error=True)
+            return _error(call, message)
         found = None
         if len(identifier) <= MAX_ID_CHARS:
             found = await self.store.get_operation(identifier)
+        not_found = f"operation {echo(identifier)} was not found on this thread"
         if found is None or found.thread_id != call.thread_id:
-            message = f"operation {echo(identifier)} was not found on this thread"
-            return ToolResult(call.id, call.name, _content({"error": message}), is_error=True)
+            return _error(call, not_found)
         if cancel:
             if found.kind != "background":
-                message = f"operation {found.id} is an {found.kind}: only a person can settle it"
-                return ToolResult(call.id, call.name, _content({"error": message}), is_error=True)
+                return _error(
+                    call, f"operation {found.id} is an {found.kind}: only a person can settle it"
+                )
             try:
                 found = await self.cancel(found.id, "cancelled by the model")
             except OperationNotFoundError:  # deleted meanwhile
-                message = f"operation {echo(identifier)} was not found on this thread"
-                return ToolResult(call.id, call.name, _content({"error": message}), is_error=True)
+                return _error(call, not_found)
         if found.kind == "background" and not found.open:
             # The model has read the outcome: the next run need not hand it over again.
             claimed = await self.store.claim_operation(found.id, call.run_id)

@@ -24,7 +24,13 @@ from pydantic_core import to_jsonable_python
 from oracle_core.context import ToolContext
 from oracle_core.plugins.registry import BoundTool
 from oracle_core.run.messages import ToolCall, ToolResult
-from oracle_core.run.operations import Operation, canonical_json, digest_of, new_operation_id
+from oracle_core.run.operations import (
+    Operation,
+    OperationKind,
+    canonical_json,
+    digest_of,
+    new_operation_id,
+)
 
 WaitKind = Literal["approval", "connection"]
 """What a call waits for: a person's approval, or a credential."""
@@ -51,6 +57,26 @@ class PreparedCall:
     digest: str
     context: ToolContext
     satisfied: frozenset[str] = frozenset()
+
+    def operation(self, kind: OperationKind, status: str, now: float, **fields: Any) -> Operation:
+        """A new operation holding this call, made at ``now`` (``fields``: e.g. ``reason``)."""
+        call, bound = self.call, self.bound
+        return Operation(
+            id=new_operation_id(),
+            kind=kind,
+            status=status,
+            thread_id=call.thread_id,
+            run_id=call.run_id,
+            user_id=call.user_id,
+            plugin=bound.plugin.name,
+            tool=bound.name,
+            call_id=call.id,
+            arguments=self.canonical,
+            digest=self.digest,
+            created_at=now,
+            updated_at=now,
+            **fields,
+        )
 
 
 @dataclass(frozen=True)
@@ -131,28 +157,17 @@ def waiting_result(prepared: PreparedCall, wait: Wait) -> ToolResult:
 
     The run loop saves the operation and stops; the content is never saved or sent.
     """
-    call, bound = prepared.call, prepared.bound
     now = time.time()
     details = dict(wait.details)
     if prepared.satisfied:
         details["satisfied"] = sorted(prepared.satisfied)
-    operation = Operation(
-        id=new_operation_id(),
-        kind=wait.kind,
-        status="pending",
-        thread_id=call.thread_id,
-        run_id=call.run_id,
-        user_id=call.user_id,
-        plugin=bound.plugin.name,
-        tool=bound.name,
-        call_id=call.id,
-        arguments=prepared.canonical,
-        digest=prepared.digest,
+    operation = prepared.operation(
+        wait.kind,
+        "pending",
+        now,
         reason=wait.reason,
-        created_at=now,
-        updated_at=now,
         deadline=None if wait.deadline is None else now + wait.deadline,
         details=details,
     )
     content = json.dumps({"waiting": f"waiting_for_{wait.kind}", "operation": operation.id})
-    return ToolResult(call.id, call.name, content, operation=operation)
+    return ToolResult(prepared.call.id, prepared.call.name, content, operation=operation)

@@ -18,7 +18,7 @@ from typing import Any
 from oracle_core.errors import DecisionConflictError, OperationError, OperationNotFoundError
 from oracle_core.run.deps import RunDeps
 from oracle_core.run.messages import Usage
-from oracle_core.run.operations import Operation
+from oracle_core.run.operations import RUNNABLE_STATUSES, Operation
 from oracle_core.run.result import RunResult
 from oracle_core.run.waits.resume import ResumedRun
 
@@ -32,6 +32,15 @@ def not_found(operation_id: str) -> OperationNotFoundError:
     return OperationNotFoundError(
         f"no operation has the id {shown!r}: list them with `oracle operations`",
         operation_id=operation_id,
+    )
+
+
+def conflict(operation: Operation, settled: str, wanted: str) -> DecisionConflictError:
+    """The error for a decision (or cancel) that came after ``operation`` was ``settled``."""
+    return DecisionConflictError(
+        f"operation {operation.id} {settled}; it cannot be {wanted} now",
+        operation_id=operation.id,
+        status=operation.status,
     )
 
 
@@ -94,13 +103,8 @@ async def decide(
         operation.id, expect={"pending"}, status=wanted, reason=reason
     )
     if operation.status != wanted:
-        raise DecisionConflictError(
-            f"operation {operation.id} was already settled as {operation.status}"
-            + (f" ({operation.reason})" if operation.reason else "")
-            + f"; it cannot be {wanted} now",
-            operation_id=operation.id,
-            status=operation.status,
-        )
+        why = f" ({operation.reason})" if operation.reason else ""
+        raise conflict(operation, f"was already settled as {operation.status}{why}", wanted)
     return await resume(deps, operation.id)
 
 
@@ -120,7 +124,7 @@ async def resume(deps: RunDeps, operation_id: str, *, stream: bool = False) -> R
                 f"operation {operation.id} is still {operation.status}: settle it first",
                 operation_id=operation.id,
             )
-        if operation.status in ("approved", "supplied"):
+        if operation.status in RUNNABLE_STATUSES:
             check_tool(deps, operation)
         run = ResumedRun(deps, operation, stream=stream)
         events = []
@@ -181,23 +185,15 @@ async def cancel(deps: RunDeps, operation_id: str) -> Operation:
             operation, _ = await deps.store.update_operation(
                 operation.id, expect={"running"}, status="cancelled", error="cancelled"
             )
-        if operation.status != "cancelled":
-            raise DecisionConflictError(
-                f"operation {operation.id} already ended as {operation.status}; it cannot be "
-                "cancelled now",
-                operation_id=operation.id,
-                status=operation.status,
-            )
-        return operation
-    operation, _ = await deps.store.update_operation(
-        operation.id, expect={"pending"}, status="cancelled", reason="cancelled by a person"
-    )
-    if operation.status != "cancelled":
-        raise DecisionConflictError(
-            f"operation {operation.id} was already settled as {operation.status}; it cannot "
-            "be cancelled now",
-            operation_id=operation.id,
-            status=operation.status,
+        settled = f"already ended as {operation.status}"
+    else:
+        operation, _ = await deps.store.update_operation(
+            operation.id, expect={"pending"}, status="cancelled", reason="cancelled by a person"
         )
+        settled = f"was already settled as {operation.status}"
+    if operation.status != "cancelled":
+        raise conflict(operation, settled, "cancelled")
+    if operation.kind == "background":
+        return operation
     await resume(deps, operation.id)
     return await get(deps, operation.id)

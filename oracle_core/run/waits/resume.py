@@ -27,14 +27,8 @@ from typing import Any
 
 from oracle_core.errors import ThreadBusyError
 from oracle_core.run.deps import RunDeps
-from oracle_core.run.events import (
-    ApprovalRequested,
-    ConnectionRequested,
-    Event,
-    OperationUpdated,
-    ToolResultEvent,
-)
-from oracle_core.run.loop import Run, new_run_id
+from oracle_core.run.events import Event, OperationUpdated, ToolResultEvent
+from oracle_core.run.loop import Run, new_run_id, requested, waiting_status
 from oracle_core.run.messages import ToolCall, ToolResult
 from oracle_core.run.operations import RUNNABLE_STATUSES, Operation
 from oracle_core.run.waits.opening import unanswered_calls
@@ -142,14 +136,10 @@ class ResumedRun(Run):
         others = await self._still_waiting(unanswered)
         if others:
             self.waiting = others
-            kinds = {o.kind for o in others}
-            self.record.status = (
-                "waiting_for_approval" if "approval" in kinds else "waiting_for_connection"
-            )
+            self.record.status = waiting_status(others)
             await self._save([])
             for other in others:
-                kind = ApprovalRequested if other.kind == "approval" else ConnectionRequested
-                yield kind(other.to_json())
+                yield requested(other)
             return
         filled = self._interrupted_results()  # calls of the response that hold no operation
         if filled:
