@@ -11,7 +11,7 @@ from typing import Any
 
 from oracle_core.config_values import ENVIRONMENT, env_flag, env_number, read_config
 from oracle_core.errors import ConfigError
-from oracle_core.plugins.config import load_plugin_config
+from oracle_core.plugins.config import load_plugin_config, plugin_overrides
 from oracle_core.run.limits import RunLimits
 
 DEFAULT_TIER1_BUDGET = 400
@@ -243,6 +243,12 @@ class Settings:
         """
         return self._config.get("approvals", {})
 
+    @cached_property
+    def plugin_overrides(self) -> dict[str, str]:
+        """The ``ORACLE_PLUGIN_<NAME>__<KEY>`` variables of :attr:`env`, picked out once for
+        every plugin's configuration (see :func:`~oracle_core.plugins.config.plugin_overrides`)."""
+        return plugin_overrides(self.env)
+
     def plugin_config(self, plugin: str) -> dict[str, Any]:
         """The configuration of one plugin, as a plain dict (see :mod:`oracle_core.plugins.config`).
 
@@ -257,6 +263,6 @@ class Settings:
             PluginConfigError: a ``$env`` reference names a variable that is not set.
         """
         values: dict[str, Any] = load_plugin_config(
-            plugin, None, self.plugin_section(plugin), self.env
+            plugin, None, self.plugin_section(plugin), self.env, self.plugin_overrides
         )
         return values

@@ -125,11 +125,6 @@ class _Arguments:
         return self._given
 
     @property
-    def built(self) -> bool:
-        """Whether the JSON schema is known (built, given, or primed from a cache)."""
-        return self._schema is not None or self._primer is not None
-
-    @property
     def simple(self) -> bool:
         """Whether every parameter's type cannot fail to validate (no pydantic check needed)."""
         return not self._given and all(_simple_schema(p.hint) is not None for p in self.parameters)
@@ -644,11 +639,6 @@ def hint_classes(tool: Tool) -> list[type]:
 def simple_parameters(tool: Tool) -> bool:
     """Whether every parameter of ``tool`` is of a simple type (its model cannot fail)."""
     return tool._arguments.simple
-
-
-def schema_built(tool: Tool) -> bool:
-    """Whether ``tool``'s JSON schema is already known (built, given or primed)."""
-    return tool._arguments.built
 
 
 def prime_schema(tool: Tool, parameters: Callable[[], Any]) -> None:

@@ -435,13 +435,6 @@ def catalog_digest(
     return digest.hexdigest()[:32]
 
 
-def term_rows(index: bm25s.BM25, term_id: int) -> np.ndarray:
-    """The rows (documents) of ``index`` that hold the term ``term_id``, read off its matrix."""
-    scores: dict[str, np.ndarray] = index.scores
-    indptr = scores["indptr"]
-    return scores["indices"][indptr[term_id] : indptr[term_id + 1]]
-
-
 def term_postings(
     index: bm25s.BM25, terms: Sequence[str]
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

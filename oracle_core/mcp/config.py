@@ -16,6 +16,7 @@ from typing import Any
 
 from oracle_core.errors import PluginConfigError
 from oracle_core.manifest import NAME_PATTERN, VISIBILITIES, Visibility
+from oracle_core.plugins.config import env_reference, literal
 
 DEFAULT_CALL_TIMEOUT = 60.0
 """Seconds one ``tools/call`` may take before the call is a tool error."""
@@ -248,23 +249,16 @@ def _secrets(value: Any, at: str, key: str, name: str, env: Mapping[str, str]) -
     resolved: dict[str, str] = {}
     for item, raw in value.items():
         where = f"{key}.{item}"
-        variable: str | None = None
-        if isinstance(raw, Mapping) and set(raw) == {"$env"}:
-            variable = str(raw["$env"])
-        elif isinstance(raw, str) and raw.startswith("$$"):
-            resolved[str(item)] = raw[1:]
+        variable = env_reference(raw)
+        if variable is None:
+            if not isinstance(raw, str):
+                raise PluginConfigError(
+                    f'{at}: {where!r} must be a string, "$VAR" or {{ "$env" = "VAR" }}',
+                    plugin=name,
+                    key=where,
+                )
+            resolved[str(item)] = literal(raw)
             continue
-        elif isinstance(raw, str) and raw.startswith("$") and len(raw) > 1:
-            variable = raw[1:]
-        elif isinstance(raw, str):
-            resolved[str(item)] = raw
-            continue
-        else:
-            raise PluginConfigError(
-                f'{at}: {where!r} must be a string, "$VAR" or {{ "$env" = "VAR" }}',
-                plugin=name,
-                key=where,
-            )
         found = env.get(variable)
         if found is None:
             raise PluginConfigError(

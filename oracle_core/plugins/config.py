@@ -40,7 +40,10 @@ __all__ = [
     "ConfigValues",
     "config_problems",
     "env_prefix",
+    "env_reference",
+    "literal",
     "load_plugin_config",
+    "plugin_overrides",
     "resolve_config",
 ]
 
@@ -50,6 +53,12 @@ _REFERENCE = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
 def env_prefix(plugin: str) -> str:
     """The prefix of the environment variables that override ``plugin``'s keys."""
     return f"ORACLE_PLUGIN_{plugin.upper().replace('-', '_')}__"
+
+
+def plugin_overrides(env: Mapping[str, str]) -> dict[str, str]:
+    """The ``ORACLE_PLUGIN_...`` variables of ``env``, in its order: picked out once, so
+    that resolving thousands of plugins does not scan the whole environment for each."""
+    return {name: value for name, value in env.items() if name.startswith("ORACLE_PLUGIN_")}
 
 
 @dataclass(frozen=True)
@@ -72,13 +81,19 @@ class ConfigValues:
     problems: tuple[tuple[str, str], ...] = ()
 
 
-def resolve_config(plugin: str, section: Mapping[str, Any], env: Mapping[str, str]) -> ConfigValues:
+def resolve_config(
+    plugin: str,
+    section: Mapping[str, Any],
+    env: Mapping[str, str],
+    overrides: Mapping[str, str] | None = None,
+) -> ConfigValues:
     """Resolve ``plugin``'s table of ``oracle.toml`` and its environment overrides.
 
     Args:
         plugin: the plugin's name.
         section: its ``[plugins.<name>]`` table as read from the file.
         env: the environment (``$env`` references and ``ORACLE_PLUGIN_...`` overrides).
+        overrides: :func:`plugin_overrides` of ``env``, when already picked out.
 
     Returns:
         The values; a reference to an unset variable leaves the key out and is listed in
@@ -107,7 +122,7 @@ def resolve_config(plugin: str, section: Mapping[str, Any], env: Mapping[str, st
             continue
         values[key] = value
     prefix = env_prefix(plugin)
-    for name, value in env.items():
+    for name, value in (plugin_overrides(env) if overrides is None else overrides).items():
         if name.startswith(prefix) and len(name) > len(prefix):
             key = name.removeprefix(prefix).lower()
             values[key] = value
@@ -116,16 +131,31 @@ def resolve_config(plugin: str, section: Mapping[str, Any], env: Mapping[str, st
     return ConfigValues(values, sources, frozenset(secret), tuple(problems))
 
 
+def env_reference(raw: Any) -> str | None:
+    """The environment variable ``raw`` refers to, if it is ``"$VAR"`` (the whole string) or
+    ``{ "$env" = "VAR" }``; ``None`` for any other value (``"$$..."`` is a literal, see
+    :func:`literal`). The one reading of ``$env`` for plugin and MCP configuration."""
+    if isinstance(raw, str):
+        match = _REFERENCE.fullmatch(raw)
+        return match.group(1) if match else None
+    if isinstance(raw, Mapping) and set(raw) == {"$env"}:
+        return str(raw["$env"])
+    return None
+
+
+def literal(raw: str) -> str:
+    """A string that is no reference as written: ``"$$..."`` stands for ``"$..."``."""
+    return raw[1:] if raw.startswith("$$") else raw
+
+
 def _resolve(raw: Any, env: Mapping[str, str], missing: list[str]) -> tuple[Any, bool]:
     """``raw`` with its ``$env`` references replaced; also whether it had any."""
+    variable = env_reference(raw)
+    if variable is not None:
+        return _variable(variable, env, missing)
     if isinstance(raw, str):
-        if raw.startswith("$$"):
-            return raw[1:], False
-        match = _REFERENCE.fullmatch(raw)
-        return _variable(match.group(1), env, missing) if match else (raw, False)
+        return literal(raw), False
     if isinstance(raw, dict):
-        if set(raw) == {"$env"}:
-            return _variable(str(raw["$env"]), env, missing)
         resolved: dict[str, Any] = {}
         used = False
         for key, item in raw.items():
@@ -261,6 +291,7 @@ def load_plugin_config(
     model: type[BaseModel] | None,
     section: Mapping[str, Any],
     env: Mapping[str, str],
+    overrides: Mapping[str, str] | None = None,
 ) -> Any:
     """``plugin``'s configuration as its hooks and tools get it.
 
@@ -269,6 +300,7 @@ def load_plugin_config(
         model: the config model its manifest declares, or ``None``.
         section: its ``[plugins.<name>]`` table.
         env: the environment.
+        overrides: :func:`plugin_overrides` of ``env``, when already picked out.
 
     Returns:
         An instance of ``model``, or the plain dict of values when there is no model.
@@ -276,7 +308,7 @@ def load_plugin_config(
     Raises:
         PluginConfigError: listing every problem, naming the plugin and each key.
     """
-    config = resolve_config(plugin, section, env)
+    config = resolve_config(plugin, section, env, overrides)
     if model is None:
         if config.problems:
             raise _error(plugin, list(config.problems))

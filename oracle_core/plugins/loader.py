@@ -289,7 +289,11 @@ class _Assembler:
             settings = self.host.settings
             try:
                 results.config = load_plugin_config(
-                    name, _declared_config(results), settings.plugin_section(name), settings.env
+                    name,
+                    _declared_config(results),
+                    settings.plugin_section(name),
+                    settings.env,
+                    settings.plugin_overrides,
                 )
             except PluginConfigError as error:
                 results.config_error = error
@@ -328,26 +332,25 @@ class _Assembler:
         )
 
 
+def _declared(results: HookResults, field: str) -> Any:
+    """``field`` of the plugin's one manifest as given (valid or not); ``None`` without one."""
+    manifests = results.results.get("oracle_manifest") or []
+    if len(manifests) != 1:
+        return None
+    raw = manifests[0]
+    return raw.get(field) if isinstance(raw, dict) else getattr(raw, field, None)
+
+
 def _declared_name(results: HookResults, source: PluginSource) -> str:
     """The plugin's name as its manifest gives it (valid or not), else its source's name."""
-    manifests = results.results.get("oracle_manifest") or []
-    if len(manifests) == 1:
-        raw = manifests[0]
-        name = raw.get("name") if isinstance(raw, dict) else getattr(raw, "name", None)
-        if isinstance(name, str) and name:
-            return name
-    return source.name
+    name = _declared(results, "name")
+    return name if isinstance(name, str) and name else source.name
 
 
 def _declared_config(results: HookResults) -> type[BaseModel] | None:
     """The config model the plugin's manifest declares (a bad one is the manifest's problem)."""
-    manifests = results.results.get("oracle_manifest") or []
-    if len(manifests) == 1:
-        raw = manifests[0]
-        model = raw.get("config") if isinstance(raw, dict) else getattr(raw, "config", None)
-        if isinstance(model, type) and issubclass(model, BaseModel):
-            return model
-    return None
+    model = _declared(results, "config")
+    return model if isinstance(model, type) and issubclass(model, BaseModel) else None
 
 
 def declared_name(
