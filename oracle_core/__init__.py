@@ -193,7 +193,9 @@ def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'oracle_core' has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # bound as an eager import would: later lookups skip this hook
+    return value
 
 
 def __dir__() -> list[str]:
