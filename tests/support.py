@@ -6,10 +6,13 @@ import contextlib
 import subprocess
 import sys
 import textwrap
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from oracle_core import Middleware, Oracle, PluginManifest, Settings, Tool, hookimpl
 
@@ -189,6 +192,15 @@ class ToolsPlugin:
     @hookimpl
     def oracle_middleware(self) -> list[Middleware]:
         return self.middleware
+
+
+def wait_until(condition: Callable[[], bool], what: str, *, wait: float) -> None:
+    """Poll ``condition`` until it holds; fail the test after ``wait`` seconds."""
+    deadline = time.monotonic() + wait
+    while not condition():
+        if time.monotonic() > deadline:
+            pytest.fail(f"gave up after {wait:g} s waiting until {what}")
+        time.sleep(0.01)
 
 
 Spawn = Callable[..., subprocess.Popen[str]]

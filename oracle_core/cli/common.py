@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import json
 import sys
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
@@ -80,6 +81,11 @@ thread_argument = click.argument(
     "thread_id", metavar="ID", callback=_thread_id, shell_complete=_complete_thread
 )
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON for machines.")
+
+
+def echo_json(data: Any) -> None:
+    """Print ``data`` as indented JSON, non-ASCII text as is (what ``--json`` prints)."""
+    click.echo(json.dumps(data, indent=2, ensure_ascii=False))
 
 
 def load_settings(**overrides: Any) -> Settings:

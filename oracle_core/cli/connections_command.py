@@ -7,20 +7,22 @@ from the command line, where it would land in the shell history and the process 
 from __future__ import annotations
 
 import asyncio
-import json
 import sys
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, TypeVar
 
 import click
 
 from oracle_core.cli.common import (
     api_base_option,
     build_oracle,
+    echo_json,
     json_option,
     model_option,
     table,
 )
+from oracle_core.cli.errors import fail
 
 if TYPE_CHECKING:
     from oracle_core.oracle import Oracle
@@ -34,9 +36,23 @@ user_option = click.option(
 )
 
 
-def _fail(error: Exception) -> NoReturn:
-    click.echo(f"oracle: {error}", err=True)
-    sys.exit(1)
+T = TypeVar("T")
+
+
+def _closing(oracle: Oracle, work: Callable[[], Awaitable[T]]) -> T:
+    """Run ``work``, then close the oracle's store; an error of ``oracle`` exits 1."""
+    from oracle_core.errors import OracleError
+
+    async def go() -> T:
+        try:
+            return await work()
+        finally:
+            await oracle.checkpointer.close()
+
+    try:
+        return asyncio.run(go())
+    except OracleError as error:
+        fail(str(error))
 
 
 def _read_value(plugin: str, name: str) -> str:
@@ -77,11 +93,11 @@ def list_command(user: str | None, as_json: bool) -> None:
     """Show every connection plugins declare and whether it is set, per user (never values)."""
     oracle = build_oracle()
     try:
-        lines = asyncio.run(_statuses(oracle, user))
+        lines = _closing(oracle, lambda: oracle.connection_statuses(user_id=user))
     except Exception as error:  # the store cannot be read
-        _fail(error)
+        fail(str(error))
     if as_json:
-        click.echo(json.dumps([line.to_json() for line in lines], indent=2, ensure_ascii=False))
+        echo_json([line.to_json() for line in lines])
         return
     if not lines:
         click.echo("No plugin declares a connection.")
@@ -97,13 +113,6 @@ def list_command(user: str | None, as_json: bool) -> None:
         for line in lines
     ]
     click.echo(table(rows, ["CONNECTION", "KIND", "USER", "STATUS", "UPDATED"]))
-
-
-async def _statuses(oracle: Oracle, user: str | None) -> list[Any]:
-    try:
-        return await oracle.connection_statuses(user_id=user)
-    finally:
-        await oracle.checkpointer.close()
 
 
 def _when(timestamp: float | None) -> str:
@@ -134,14 +143,14 @@ def set_command(
     try:
         connection = find_connection(oracle.registry, plugin, name)
     except OracleError as error:
-        _fail(error)
+        fail(str(error))
     value = _read_value(plugin, name)
     try:
         resumed = oracle.supply_credential_sync(plugin, name, value, user_id=user)
     except OracleError as error:
+        fail(str(error))
+    finally:
         oracle.close_sync()
-        _fail(error)
-    oracle.close_sync()
     who = user if connection.per_user else None
     if as_json:
         body = {
@@ -151,7 +160,7 @@ def set_command(
             "set": True,
             "resumed": [r.to_json() for r in resumed],
         }
-        click.echo(json.dumps(body, indent=2, ensure_ascii=False))
+        echo_json(body)
         return
     whose = f"for user {user!r}" if who else "(shared by every user)"
     click.echo(f"Set connection {name!r} of plugin {plugin!r} {whose}.")
@@ -165,20 +174,8 @@ def set_command(
 @user_option
 def delete_command(plugin: str, name: str, user: str) -> None:
     """Remove the stored credential NAME of PLUGIN (a later call that needs it waits again)."""
-    from oracle_core.errors import OracleError
-
     oracle = build_oracle()
-
-    async def delete() -> bool:
-        try:
-            return await oracle.delete_credential(plugin, name, user_id=user)
-        finally:
-            await oracle.checkpointer.close()
-
-    try:
-        gone = asyncio.run(delete())
-    except OracleError as error:
-        _fail(error)
+    gone = _closing(oracle, lambda: oracle.delete_credential(plugin, name, user_id=user))
     click.echo(
         f"Deleted connection {name!r} of plugin {plugin!r}."
         if gone
@@ -200,18 +197,6 @@ def rotate_command() -> None:
 
     Rotate a key by setting ORACLE_SECRET_KEY=NEW,OLD, running this, then dropping OLD.
     """
-    from oracle_core.errors import OracleError
-
     oracle = build_oracle()
-
-    async def rotate() -> int:
-        try:
-            return await oracle.credentials.rotate()
-        finally:
-            await oracle.checkpointer.close()
-
-    try:
-        count = asyncio.run(rotate())
-    except OracleError as error:
-        _fail(error)
+    count = _closing(oracle, oracle.credentials.rotate)
     click.echo(f"Re-sealed {count} credential(s) with the first key of ORACLE_SECRET_KEY.")

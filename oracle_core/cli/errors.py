@@ -8,7 +8,7 @@ its traceback.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 
@@ -19,7 +19,7 @@ CONFIG_EXIT = 2
 """Exit status of a command stopped by a bad setting (as click's usage errors)."""
 
 
-def fail(message: str, code: int = 1) -> None:
+def fail(message: str, code: int = 1) -> NoReturn:
     """Print ``oracle: message`` on stderr and exit with ``code``."""
     click.echo(f"oracle: {message}", err=True)
     raise SystemExit(code)

@@ -13,11 +13,12 @@ import shlex
 import sys
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from oracle_core.cli.common import build_oracle, json_option, table
+from oracle_core.cli.common import build_oracle, echo_json, json_option, table
+from oracle_core.cli.errors import fail
 from oracle_core.run.operations import OPERATION_STATUSES
 
 if TYPE_CHECKING:
@@ -77,7 +78,7 @@ def print_outcome(result: RunResult, as_json: bool) -> None:
     :data:`WAITING_EXIT`). Otherwise the status and error on stderr (exit 1).
     """
     if as_json:
-        click.echo(json.dumps(result.to_json(), indent=2, ensure_ascii=False))
+        echo_json(result.to_json())
     elif result.status == "completed":
         click.echo(result.answer)
     elif result.status.startswith("waiting_for_"):
@@ -87,11 +88,6 @@ def print_outcome(result: RunResult, as_json: bool) -> None:
     if result.status != "completed":
         click.echo(f"oracle: run {result.run_id} {result.status}: {result.error}", err=True)
         sys.exit(1)
-
-
-def _fail(error: Exception) -> NoReturn:
-    click.echo(f"oracle: {error}", err=True)
-    sys.exit(1)
 
 
 def _with_oracle(work: Callable[[Oracle], Awaitable[T]], *, model: bool = False) -> T:
@@ -107,7 +103,7 @@ def _with_oracle(work: Callable[[Oracle], Awaitable[T]], *, model: bool = False)
     try:
         return asyncio.run(go())
     except OperationError as error:
-        _fail(error)
+        fail(str(error))
 
 
 def _row(operation: Operation) -> list[str]:
@@ -145,7 +141,7 @@ def operations_group(
         return
     found = _with_oracle(lambda o: o.operations(thread_id=thread, status=status))
     if as_json:
-        click.echo(json.dumps([o.to_json() for o in found], indent=2, ensure_ascii=False))
+        echo_json([o.to_json() for o in found])
         return
     if not found:
         click.echo("no operations")
@@ -161,7 +157,7 @@ def show_command(operation_id: str, as_json: bool) -> None:
     """Show one operation: its call, status, reason, result."""
     operation = _with_oracle(lambda o: o.operation(operation_id))
     if as_json:
-        click.echo(json.dumps(operation.to_json(), indent=2, ensure_ascii=False))
+        echo_json(operation.to_json())
     else:
         click.echo(_details(operation))
 
@@ -198,6 +194,6 @@ def cancel_command(operation_id: str, as_json: bool) -> None:
     """Cancel ID: a background call stops; a waiting call is answered as cancelled."""
     operation = _with_oracle(lambda o: o.cancel_operation(operation_id))
     if as_json:
-        click.echo(json.dumps(operation.to_json(), indent=2, ensure_ascii=False))
+        echo_json(operation.to_json())
     else:
         click.echo(f"{operation.id}: {operation.status}")

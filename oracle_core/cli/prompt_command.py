@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-import json
 from typing import Any
 
 import click
 
-from oracle_core.cli.common import build_oracle, json_option, thread_option
+from oracle_core.cli.common import build_oracle, echo_json, json_option, thread_option
 
 
 def _surface_lines(surface: dict[str, Any]) -> list[str]:
@@ -65,4 +64,7 @@ def prompt_command(thread: str, as_json: bool) -> None:
             await oracle.close()
 
     data = asyncio.run(report())
-    click.echo(json.dumps(data, indent=2, ensure_ascii=False) if as_json else _render(data))
+    if as_json:
+        echo_json(data)
+    else:
+        click.echo(_render(data))

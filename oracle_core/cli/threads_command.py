@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
@@ -11,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from oracle_core.cli.common import json_option, table, thread_argument
+from oracle_core.cli.common import echo_json, json_option, table, thread_argument
 from oracle_core.cli.store_access import with_store
 from oracle_core.cli.transcript import shorten
 from oracle_core.run.messages import Message, public_message
@@ -87,7 +86,7 @@ def threads_group(ctx: click.Context, limit: int, as_json: bool) -> None:
         return
     summaries = with_store(lambda store: store.thread_summaries(limit=limit))
     if as_json:
-        click.echo(json.dumps([s.to_json() for s in summaries], indent=2, ensure_ascii=False))
+        echo_json([s.to_json() for s in summaries])
         return
     if not summaries:
         click.echo("No threads yet: `oracle ask` or `oracle chat` make one.")
@@ -109,7 +108,7 @@ def show_command(thread_id: str, as_json: bool) -> None:
         _not_found(thread_id)
         return
     if as_json:
-        click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+        echo_json(data)
         return
     usage = data["usage"]
     click.echo(
@@ -130,7 +129,7 @@ def export_command(thread_id: str) -> None:
     if data is None:
         _not_found(thread_id)
         return
-    click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+    echo_json(data)
 
 
 @threads_group.command("delete")

@@ -15,6 +15,7 @@ from oracle_core.run.messages import public_message
 from oracle_core.server.context import ServerContext
 from oracle_core.server.errors import ApiError
 from oracle_core.server.models import (
+    UNAUTHORIZED,
     Capability,
     ErrorBody,
     Health,
@@ -28,7 +29,7 @@ from oracle_core.server.models import (
 from oracle_core.server.sse import run_stream, sse_response
 
 _ERRORS: dict[int | str, dict[str, Any]] = {
-    401: {"model": ErrorBody, "description": "Missing or invalid bearer token."},
+    401: UNAUTHORIZED,
     422: {"model": ErrorBody, "description": "The request does not fit (names the field)."},
 }
 

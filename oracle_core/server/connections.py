@@ -27,7 +27,7 @@ from oracle_core.errors import (
 )
 from oracle_core.server.context import ServerContext
 from oracle_core.server.errors import ApiError
-from oracle_core.server.models import ErrorBody
+from oracle_core.server.models import UNAUTHORIZED, ErrorBody
 
 
 class CredentialBody(BaseModel):
@@ -127,7 +127,7 @@ def connections_router(ctx: ServerContext) -> APIRouter:
     router = APIRouter(
         dependencies=[Depends(ctx.auth)],
         responses={
-            401: {"model": ErrorBody, "description": "Missing or invalid bearer token."},
+            401: UNAUTHORIZED,
             422: {"model": ErrorBody, "description": "The request does not fit."},
         },
         tags=["connections"],

@@ -9,7 +9,6 @@ event as ``POST /threads/{id}/runs`` streams it, and pings through silences.
 
 from __future__ import annotations
 
-import asyncio
 import re
 from collections.abc import AsyncIterator
 
@@ -17,8 +16,8 @@ from fastapi import APIRouter, Depends, Query
 from starlette.responses import StreamingResponse
 
 from oracle_core.server.context import ServerContext
-from oracle_core.server.models import ErrorBody
-from oracle_core.server.sse import PING, sse_message, sse_response
+from oracle_core.server.models import UNAUTHORIZED, ErrorBody
+from oracle_core.server.sse import PING, sse_message, sse_response, with_pings
 from oracle_core.store.events import FOLLOWER_BACKLOG, EventChannel
 
 _EVENT_TYPE = re.compile(r"[a-z_]{1,40}")
@@ -34,25 +33,22 @@ async def follow_stream(
     """
     async with channel.subscribe(thread_id) as follower:
         yield sse_message({"type": "subscribed", "thread_id": thread_id}, "subscribed")
-        while True:
-            try:
-                async with asyncio.timeout(ping_seconds):
-                    event = await follower.next()
-            except TimeoutError:
+        async for event in with_pings(follower, ping_seconds):
+            if event is None:
                 yield PING
                 continue
-            if event is None:
-                message = (
-                    f"this follower fell more than {FOLLOWER_BACKLOG} events behind and was cut "
-                    "off; read the thread (GET /threads/{id}) and follow it again"
-                )
-                data = {"type": "error", "error": "follower_overflow", "message": message}
-                yield sse_message(data, "error")
-                return
             kind = str(event.get("type") or "")
             yield sse_message(event, kind if _EVENT_TYPE.fullmatch(kind) else "message")
             if until_done and kind == "done":
                 return
+        # The follower gives None, so ends, only once it was cut off.
+        message = (
+            f"this follower fell more than {FOLLOWER_BACKLOG} events behind and was cut "
+            "off; read the thread (GET /threads/{id}) and follow it again"
+        )
+        yield sse_message(
+            {"type": "error", "error": "follower_overflow", "message": message}, "error"
+        )
 
 
 def follow_router(ctx: ServerContext) -> APIRouter:
@@ -63,7 +59,7 @@ def follow_router(ctx: ServerContext) -> APIRouter:
         "/threads/{thread_id}/events",
         responses={
             200: {"description": "The thread's run events.", "content": {"text/event-stream": {}}},
-            401: {"model": ErrorBody, "description": "Missing or invalid bearer token."},
+            401: UNAUTHORIZED,
             422: {"model": ErrorBody, "description": "The thread id is not valid."},
         },
     )

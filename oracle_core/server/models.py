@@ -158,6 +158,13 @@ class ErrorBody(BaseModel):
     error: ErrorDetail
 
 
+UNAUTHORIZED: dict[str, Any] = {
+    "model": ErrorBody,
+    "description": "Missing or invalid bearer token.",
+}
+"""The ``401`` response of every route that needs the token, for the OpenAPI document."""
+
+
 class ChatMessage(BaseModel):
     """One OpenAI chat message (text only)."""
 

@@ -18,7 +18,7 @@ from oracle_core.errors import DecisionConflictError, OperationError, OperationN
 from oracle_core.run.operations import OPERATION_STATUSES, Operation
 from oracle_core.server.context import ServerContext
 from oracle_core.server.errors import ApiError
-from oracle_core.server.models import ErrorBody
+from oracle_core.server.models import UNAUTHORIZED, ErrorBody
 
 MAX_ID_CHARS = 64
 """Characters of an operation id a route accepts (ids are ``op_`` and 24 hex digits)."""
@@ -73,7 +73,7 @@ def operations_router(ctx: ServerContext) -> APIRouter:
     router = APIRouter(
         dependencies=[Depends(ctx.auth)],
         responses={
-            401: {"model": ErrorBody, "description": "Missing or invalid bearer token."},
+            401: UNAUTHORIZED,
             404: {"model": ErrorBody, "description": "No operation has this id."},
             422: {"model": ErrorBody, "description": "The request does not fit."},
         },

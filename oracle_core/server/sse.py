@@ -10,13 +10,16 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from starlette.responses import StreamingResponse
 
 from oracle_core.run.events import Event
 from oracle_core.server.errors import ApiError
 from oracle_core.server.runs import RunHandle
+
+T = TypeVar("T")
+T_co = TypeVar("T_co", covariant=True)
 
 PING = b": ping\n\n"
 """An SSE comment: keeps idle connections open through proxies; clients ignore it."""
@@ -45,12 +48,19 @@ def sse_response(
     )
 
 
-async def with_pings(handle: RunHandle, ping_seconds: float) -> AsyncIterator[Event | None]:
-    """The run's remaining events; ``None`` stands for a stretch of ``ping_seconds`` silence."""
+class _Source(Protocol[T_co]):
+    """What :func:`with_pings` reads: a run's handle, or a thread's follower."""
+
+    async def next(self) -> T_co | None: ...
+
+
+async def with_pings(source: _Source[T], ping_seconds: float) -> AsyncIterator[T | None]:
+    """The source's remaining items (a run's events, say) until its ``next`` gives ``None``;
+    ``None`` stands for a stretch of ``ping_seconds`` silence."""
     while True:
         try:
             async with asyncio.timeout(ping_seconds):
-                event = await handle.next()
+                event = await source.next()
         except TimeoutError:
             yield None
             continue

@@ -7,7 +7,7 @@ from starlette.responses import Response
 
 from oracle_core.server.context import ServerContext
 from oracle_core.server.errors import ApiError
-from oracle_core.server.models import ErrorBody
+from oracle_core.server.models import UNAUTHORIZED, ErrorBody
 
 
 def threads_router(ctx: ServerContext) -> APIRouter:
@@ -18,7 +18,7 @@ def threads_router(ctx: ServerContext) -> APIRouter:
         "/threads/{thread_id}",
         status_code=204,
         responses={
-            401: {"model": ErrorBody, "description": "Missing or invalid bearer token."},
+            401: UNAUTHORIZED,
             404: {"model": ErrorBody, "description": "No such thread."},
             409: {"model": ErrorBody, "description": "A run is in progress on the thread."},
             422: {"model": ErrorBody, "description": "The thread id is not valid."},
