@@ -8,14 +8,16 @@ file the tool appends to, whichever process runs it.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import subprocess
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from support import Spawn, spawning
+from support import wait_until as support_wait_until
 from waits_support import Kit, build_oracle, counting_tool, executions
 
 from oracle_core.run.operations import BACKGROUND_LOST_ERROR
@@ -38,12 +40,8 @@ def finish(child: subprocess.Popen[str]) -> tuple[int, str]:
     return child.returncode, output
 
 
-def wait_until(condition: Callable[[], bool], what: str) -> None:
-    deadline = time.monotonic() + WAIT
-    while not condition():
-        if time.monotonic() > deadline:
-            pytest.fail(f"gave up after {WAIT:g} s waiting until {what}")
-        time.sleep(0.01)
+wait_until = functools.partial(support_wait_until, wait=WAIT)
+"""Poll a condition until it holds, for at most :data:`WAIT` seconds."""
 
 
 @pytest.fixture

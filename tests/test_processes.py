@@ -7,13 +7,14 @@ test starts is killed (if still alive) when the test ends.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import socket
 import sqlite3
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +23,7 @@ from typing import Any
 import httpx
 import pytest
 from support import Spawn, spawning
+from support import wait_until as support_wait_until
 
 from oracle_core import (
     Model,
@@ -63,13 +65,8 @@ def spawn() -> Iterator[Spawn]:
         yield start
 
 
-def wait_until(condition: Callable[[], bool], what: str) -> None:
-    """Poll ``condition`` until it holds, for at most :data:`WAIT` seconds."""
-    deadline = time.monotonic() + WAIT
-    while not condition():
-        if time.monotonic() > deadline:
-            pytest.fail(f"gave up after {WAIT:g} s waiting until {what}")
-        time.sleep(0.01)
+wait_until = functools.partial(support_wait_until, wait=WAIT)
+"""Poll a condition until it holds, for at most :data:`WAIT` seconds."""
 
 
 def finish(child: subprocess.Popen[str]) -> str:
