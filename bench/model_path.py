@@ -156,10 +156,10 @@ def contenders(url: str, litellm: Any) -> list[Contender]:
     """Every way of calling the fake at ``url``."""
     from openai import AsyncOpenAI
 
+    from oracle_core.authoring.tools.tool import Tool
     from oracle_core.models.litellm import LiteLLMModel
     from oracle_core.models.openai import OpenAIModel
-    from oracle_core.run.messages import ModelRequest, ModelResponse
-    from oracle_core.tools import Tool
+    from oracle_core.values.messages import ModelRequest, ModelResponse
 
     client = AsyncOpenAI(base_url=url, api_key="sk-fake", max_retries=2, timeout=120.0)
     create: Any = client.chat.completions.create  # plain dicts, as every contender sends

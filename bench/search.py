@@ -49,15 +49,15 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from oracle_core.authoring.manifest import PluginManifest  # noqa: E402
+from oracle_core.authoring.tools.tool import Tool  # noqa: E402
 from oracle_core.capabilities import index as index_module  # noqa: E402
 from oracle_core.capabilities import search as search_module  # noqa: E402
 from oracle_core.capabilities.embeddings import Embedder  # noqa: E402
 from oracle_core.capabilities.index import Analyzer  # noqa: E402
 from oracle_core.capabilities.search import CapabilitySearch, Mode  # noqa: E402
-from oracle_core.manifest import PluginManifest  # noqa: E402
 from oracle_core.plugins.discovery import PluginSource  # noqa: E402
 from oracle_core.plugins.registry import Plugin, Registry  # noqa: E402
-from oracle_core.tools import Tool  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data" / "seal-tools"
 TYPES = {"str": "string", "int": "integer", "float": "number", "bool": "boolean"}

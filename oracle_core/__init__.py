@@ -17,6 +17,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from oracle_core.authoring.manifest import ManifestWarning
     from oracle_core.capabilities.surface import Catalog, Specialist, Surface
     from oracle_core.errors import (
         ApprovalConfigError,
@@ -50,7 +51,6 @@ if TYPE_CHECKING:
         ToolError,
         UnknownConnectionError,
     )
-    from oracle_core.manifest import ManifestWarning
     from oracle_core.models.base import Model
     from oracle_core.oracle import Oracle
     from oracle_core.plugin import (
@@ -79,7 +79,9 @@ if TYPE_CHECKING:
         hookspec,
         tool,
     )
-    from oracle_core.run.events import (
+    from oracle_core.settings import Settings
+    from oracle_core.store import Checkpointer, MemoryCheckpointer, SQLiteCheckpointer
+    from oracle_core.values.events import (
         ApprovalRequested,
         CapabilityLoaded,
         ConnectionRequested,
@@ -93,47 +95,45 @@ if TYPE_CHECKING:
         ToolResultEvent,
         UsageEvent,
     )
-    from oracle_core.run.limits import RunLimits
-    from oracle_core.run.messages import Usage
-    from oracle_core.run.operations import Operation
-    from oracle_core.run.result import RunResult
-    from oracle_core.settings import Settings
-    from oracle_core.store import Checkpointer, MemoryCheckpointer, SQLiteCheckpointer
-    from oracle_core.store.state import RunRecord, ThreadState
+    from oracle_core.values.limits import RunLimits
+    from oracle_core.values.messages import Usage
+    from oracle_core.values.operations import Operation
+    from oracle_core.values.result import RunResult
+    from oracle_core.values.threads import RunRecord, ThreadState
 
 _EXPORTS: dict[str, str] = {
     "ApprovalConfigError": "oracle_core.errors",
-    "ApprovalRequested": "oracle_core.run.events",
-    "CapabilityLoaded": "oracle_core.run.events",
+    "ApprovalRequested": "oracle_core.values.events",
+    "CapabilityLoaded": "oracle_core.values.events",
     "Catalog": "oracle_core.capabilities.surface",
     "Checkpointer": "oracle_core.store",
     "ConfigError": "oracle_core.errors",
     "Connection": "oracle_core.plugin",
-    "ConnectionRequested": "oracle_core.run.events",
+    "ConnectionRequested": "oracle_core.values.events",
     "CredentialMissingError": "oracle_core.errors",
     "CredentialUnreadableError": "oracle_core.errors",
     "DecisionConflictError": "oracle_core.errors",
     "DependencyError": "oracle_core.errors",
-    "Event": "oracle_core.run.events",
+    "Event": "oracle_core.values.events",
     "Example": "oracle_core.plugin",
     "InvalidCredentialError": "oracle_core.errors",
     "InvalidThreadIdError": "oracle_core.errors",
     "MCPServer": "oracle_core.plugin",
     "ManifestError": "oracle_core.errors",
-    "ManifestWarning": "oracle_core.manifest",
+    "ManifestWarning": "oracle_core.authoring.manifest",
     "MemoryCheckpointer": "oracle_core.store",
     "Middleware": "oracle_core.plugin",
     "MiddlewareError": "oracle_core.errors",
     "Model": "oracle_core.models.base",
-    "ModelCallStarted": "oracle_core.run.events",
+    "ModelCallStarted": "oracle_core.values.events",
     "ModelError": "oracle_core.errors",
     "ModelHandler": "oracle_core.plugin",
     "ModelRequest": "oracle_core.plugin",
     "ModelResponse": "oracle_core.plugin",
-    "Operation": "oracle_core.run.operations",
+    "Operation": "oracle_core.values.operations",
     "OperationError": "oracle_core.errors",
     "OperationNotFoundError": "oracle_core.errors",
-    "OperationUpdated": "oracle_core.run.events",
+    "OperationUpdated": "oracle_core.values.events",
     "Oracle": "oracle_core.oracle",
     "OracleClosedError": "oracle_core.errors",
     "OracleError": "oracle_core.errors",
@@ -145,12 +145,12 @@ _EXPORTS: dict[str, str] = {
     "PluginLoadError": "oracle_core.errors",
     "PluginManifest": "oracle_core.plugin",
     "Route": "oracle_core.plugin",
-    "RunFinished": "oracle_core.run.events",
+    "RunFinished": "oracle_core.values.events",
     "RunLimitError": "oracle_core.errors",
-    "RunLimits": "oracle_core.run.limits",
-    "RunRecord": "oracle_core.store.state",
-    "RunResult": "oracle_core.run.result",
-    "RunStarted": "oracle_core.run.events",
+    "RunLimits": "oracle_core.values.limits",
+    "RunRecord": "oracle_core.values.threads",
+    "RunResult": "oracle_core.values.result",
+    "RunStarted": "oracle_core.values.events",
     "SQLiteCheckpointer": "oracle_core.store",
     "SQLiteStore": "oracle_core.plugin",
     "Secret": "oracle_core.plugin",
@@ -161,24 +161,24 @@ _EXPORTS: dict[str, str] = {
     "StrictPluginError": "oracle_core.errors",
     "Surface": "oracle_core.capabilities.surface",
     "SurfaceError": "oracle_core.errors",
-    "TextDelta": "oracle_core.run.events",
+    "TextDelta": "oracle_core.values.events",
     "ThreadConflictError": "oracle_core.errors",
-    "ThreadState": "oracle_core.store.state",
+    "ThreadState": "oracle_core.values.threads",
     "ThreadWaitingError": "oracle_core.errors",
     "Tool": "oracle_core.plugin",
     "ToolArgumentsError": "oracle_core.errors",
     "ToolCall": "oracle_core.plugin",
-    "ToolCallEvent": "oracle_core.run.events",
+    "ToolCallEvent": "oracle_core.values.events",
     "ToolContext": "oracle_core.plugin",
     "ToolDefinitionError": "oracle_core.errors",
     "ToolError": "oracle_core.errors",
     "ToolHandler": "oracle_core.plugin",
     "ToolHost": "oracle_core.plugin",
     "ToolResult": "oracle_core.plugin",
-    "ToolResultEvent": "oracle_core.run.events",
+    "ToolResultEvent": "oracle_core.values.events",
     "UnknownConnectionError": "oracle_core.errors",
-    "Usage": "oracle_core.run.messages",
-    "UsageEvent": "oracle_core.run.events",
+    "Usage": "oracle_core.values.messages",
+    "UsageEvent": "oracle_core.values.events",
     "Visibility": "oracle_core.plugin",
     "connect_sqlite": "oracle_core.plugin",
     "hookimpl": "oracle_core.plugin",

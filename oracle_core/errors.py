@@ -195,7 +195,7 @@ class ConfigError(OracleError, ValueError):
 
 
 class InvalidThreadIdError(OracleError, ValueError):
-    """A thread id does not fit the rule (``oracle_core.thread_ids.THREAD_ID``); the message
+    """A thread id does not fit the rule (``oracle_core.values.ids.THREAD_ID``); the message
     names the id and the rule."""
 
 

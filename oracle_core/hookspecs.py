@@ -11,10 +11,10 @@ The hooks come in two phases, and what a hook receives is complete for its phase
 
 - **assembly** (``oracle_manifest``, ``oracle_tools``, ``oracle_middleware``,
   ``oracle_routes``, then ``oracle_mcp_servers``): once, when the :class:`~oracle_core.Oracle` is built; sync only;
-  ``oracle`` is a :class:`~oracle_core.host.PluginHost` (settings and per-oracle plugin
+  ``oracle`` is a :class:`~oracle_core.authoring.host.PluginHost` (settings and per-oracle plugin
   state; no registry, store or model yet).
 - **lifecycle** (``oracle_startup``, ``oracle_shutdown``): when the oracle starts and
-  closes; sync or async; ``oracle`` is an :class:`~oracle_core.host.OracleHandle` (settings,
+  closes; sync or async; ``oracle`` is an :class:`~oracle_core.authoring.host.OracleHandle` (settings,
   plugin state, registry, store and model, all ready).
 
 Every hook runs under a time limit (``ORACLE_HOOK_TIMEOUT``, default 10 s); one that raises
@@ -30,12 +30,12 @@ from typing import TYPE_CHECKING, Any
 import pluggy
 
 if TYPE_CHECKING:
-    from oracle_core.host import OracleHandle, PluginHost
-    from oracle_core.manifest import PluginManifest
-    from oracle_core.mcp.config import MCPServer
-    from oracle_core.routes import Route
-    from oracle_core.run.middleware import Middleware
-    from oracle_core.tools import Tool
+    from oracle_core.authoring.host import OracleHandle, PluginHost
+    from oracle_core.authoring.manifest import PluginManifest
+    from oracle_core.authoring.middleware import Middleware
+    from oracle_core.authoring.routes import Route
+    from oracle_core.authoring.tools.tool import Tool
+    from oracle_core.plugins.mcp.config import MCPServer
 
 PROJECT_NAME = "oracle"
 
@@ -53,7 +53,7 @@ def oracle_manifest(oracle: PluginHost) -> PluginManifest:  # type: ignore[empty
     timeout.
 
     Args:
-        oracle: a :class:`~oracle_core.host.PluginHost` (see ``oracle_tools``), for a
+        oracle: a :class:`~oracle_core.authoring.host.PluginHost` (see ``oracle_tools``), for a
             manifest that depends on the operator's settings (e.g. a plugin whose tier
             follows a mode in ``oracle.settings.plugin_config(name)``). Most plugins take
             no argument.
@@ -78,7 +78,7 @@ def oracle_tools(config: Mapping[str, Any], oracle: PluginHost) -> list[Tool]:  
             ``$env`` values and ``ORACLE_PLUGIN_<NAME>__<KEY>`` overrides applied): an
             instance of the config model the manifest declares (``PluginManifest(config=
             MyConfig)``, validated before this hook is called), else a dict.
-        oracle: a :class:`~oracle_core.host.PluginHost`. At assembly it offers
+        oracle: a :class:`~oracle_core.authoring.host.PluginHost`. At assembly it offers
             ``oracle.settings`` (home, database path, ...) and ``oracle.plugin_state(name)``
             (a per-oracle dict that startup, tools and shutdown see too). The registry, the
             store and the model do not exist yet: open connections lazily, or in
@@ -102,7 +102,7 @@ def oracle_middleware(config: Mapping[str, Any], oracle: PluginHost) -> list[Mid
 
     Args:
         config: this plugin's configuration.
-        oracle: a :class:`~oracle_core.host.PluginHost` (see ``oracle_tools``).
+        oracle: a :class:`~oracle_core.authoring.host.PluginHost` (see ``oracle_tools``).
 
     Returns:
         A list of :class:`~oracle_core.Middleware` instances.
@@ -118,7 +118,7 @@ def oracle_routes(config: Mapping[str, Any], oracle: PluginHost) -> list[Route]:
 
     Args:
         config: this plugin's configuration.
-        oracle: a :class:`~oracle_core.host.PluginHost` (see ``oracle_tools``). An endpoint
+        oracle: a :class:`~oracle_core.authoring.host.PluginHost` (see ``oracle_tools``). An endpoint
             reaches the running oracle at ``request.app.state.oracle``.
 
     Returns:
@@ -142,7 +142,7 @@ def oracle_mcp_servers(config: Mapping[str, Any], oracle: PluginHost) -> list[MC
     Args:
         config: this plugin's configuration (e.g. a token to put in a server's ``env``
             or ``headers``).
-        oracle: a :class:`~oracle_core.host.PluginHost` (see ``oracle_tools``).
+        oracle: a :class:`~oracle_core.authoring.host.PluginHost` (see ``oracle_tools``).
 
     Returns:
         A list of :class:`~oracle_core.MCPServer` (a stdio ``command`` or an HTTP ``url``,
@@ -164,7 +164,7 @@ def oracle_startup(oracle: OracleHandle) -> None:
     the plugins that depend on it); with ``ORACLE_STRICT_PLUGINS=1`` it is fatal.
 
     Args:
-        oracle: the starting oracle as an :class:`~oracle_core.host.OracleHandle`:
+        oracle: the starting oracle as an :class:`~oracle_core.authoring.host.OracleHandle`:
             ``settings``, ``plugin_state(name)``, ``checkpointer`` and ``model`` are ready;
             ``registry`` holds the assembled plugins (plugins that fail to start are removed
             from it once startup ends). Do not run the oracle (``run``/``stream``) from a
@@ -184,7 +184,7 @@ def oracle_shutdown(oracle: OracleHandle) -> None:
     timeout. An error is logged naming the plugin and never stops the other shutdowns.
 
     Args:
-        oracle: the closing oracle as an :class:`~oracle_core.host.OracleHandle`:
+        oracle: the closing oracle as an :class:`~oracle_core.authoring.host.OracleHandle`:
             ``settings``, ``plugin_state(name)``, ``registry`` (the started plugins),
             ``checkpointer`` and ``model``. No new runs start once shutdown has begun.
 

@@ -20,6 +20,8 @@ from typing import Any
 
 import pluggy
 
+from oracle_core.authoring.host import PluginHost, PluginStates
+from oracle_core.authoring.secrets import Secret
 from oracle_core.capabilities.prompt import DEFAULT_INSTRUCTIONS, tier1_warning
 from oracle_core.capabilities.surface import (
     Catalog,
@@ -28,42 +30,40 @@ from oracle_core.capabilities.surface import (
     specialist_tools,
     surface_from_config,
 )
-from oracle_core.connections.check import ConnectionCheck
-from oracle_core.connections.credentials import ConnectionStatus, Credentials, statuses
-from oracle_core.connections.secret import Secret
-from oracle_core.connections.supply import supply_credential
+from oracle_core.credentials.sealed import ConnectionStatus, Credentials, statuses
 from oracle_core.errors import (
     OracleClosedError,
     PluginLoadError,
     StrictPluginError,
     SurfaceError,
 )
-from oracle_core.host import PluginHost, PluginStates
-from oracle_core.mcp.assembly import add_mcp_servers, split_servers
 from oracle_core.models.base import Model
 from oracle_core.plugins.discovery import find_entry_points, select
 from oracle_core.plugins.lifecycle import Lifecycle
 from oracle_core.plugins.loader import Candidate, assemble, new_plugin_manager, source_for_object
+from oracle_core.plugins.mcp.assembly import add_mcp_servers, split_servers
 from oracle_core.plugins.registry import Plugin, Registry
 from oracle_core.run.chain import MiddlewareChain
 from oracle_core.run.deps import RunDeps
-from oracle_core.run.events import Event
 from oracle_core.run.executor import ToolExecutor
-from oracle_core.run.limits import RunLimits
 from oracle_core.run.locks import ThreadLocks
 from oracle_core.run.loop import Run
-from oracle_core.run.operations import Operation
 from oracle_core.run.pool import SyncToolPool
 from oracle_core.run.requests import RequestBuilder
-from oracle_core.run.result import RunResult
 from oracle_core.run.threads import ThreadCache
 from oracle_core.run.waits import decisions
 from oracle_core.run.waits.approvals import ApprovalCheck, ApprovalPolicy
 from oracle_core.run.waits.background import BackgroundWork
 from oracle_core.run.waits.checks import WaitCheck
+from oracle_core.run.waits.connections import ConnectionCheck
+from oracle_core.run.waits.supply import supply_credential
 from oracle_core.settings import Settings
 from oracle_core.store.base import Checkpointer
 from oracle_core.store.opening import open_store
+from oracle_core.values.events import Event
+from oracle_core.values.limits import RunLimits
+from oracle_core.values.operations import Operation
+from oracle_core.values.result import RunResult
 
 log = logging.getLogger("oracle_core")
 

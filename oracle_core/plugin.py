@@ -5,19 +5,19 @@ plugins; the same names are importable from here, where nothing an embedding app
 needs gets in the way.
 """
 
-from oracle_core.connections.model import Connection
-from oracle_core.connections.secret import Secret
-from oracle_core.context import ToolContext, ToolHost
+from oracle_core.authoring.connections import Connection
+from oracle_core.authoring.context import ToolContext, ToolHost
+from oracle_core.authoring.host import OracleHandle, PluginHost
+from oracle_core.authoring.manifest import Example, PluginManifest, Visibility
+from oracle_core.authoring.middleware import Middleware, ModelHandler, ToolHandler
+from oracle_core.authoring.routes import Route
+from oracle_core.authoring.secrets import Secret
+from oracle_core.authoring.tools.tool import Tool, tool
 from oracle_core.errors import ToolError
 from oracle_core.hookspecs import hookimpl, hookspec
-from oracle_core.host import OracleHandle, PluginHost
-from oracle_core.manifest import Example, PluginManifest, Visibility
-from oracle_core.mcp.config import MCPServer
-from oracle_core.routes import Route
-from oracle_core.run.messages import ModelRequest, ModelResponse, ToolCall, ToolResult
-from oracle_core.run.middleware import Middleware, ModelHandler, ToolHandler
-from oracle_core.store.plugin_store import SQLiteStore, connect_sqlite
-from oracle_core.tools import Tool, tool
+from oracle_core.plugins.mcp.config import MCPServer
+from oracle_core.store.sqlite.connect import SQLiteStore, connect_sqlite
+from oracle_core.values.messages import ModelRequest, ModelResponse, ToolCall, ToolResult
 
 __all__ = [
     "Connection",

@@ -32,8 +32,8 @@ from oracle_core import (
     RunFinished,
     tool,
 )
-from oracle_core.run.operations import DEADLINE_REASON
 from oracle_core.run.waits.resume import INTERRUPTED_CALL
+from oracle_core.values.operations import DEADLINE_REASON
 
 
 @tool

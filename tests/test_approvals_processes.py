@@ -20,8 +20,8 @@ from support import Spawn, spawning
 from support import wait_until as support_wait_until
 from waits_support import Kit, build_oracle, counting_tool, executions
 
-from oracle_core.run.operations import BACKGROUND_LOST_ERROR
 from oracle_core.run.waits.resume import INTERRUPTED_CALL
+from oracle_core.values.operations import BACKGROUND_LOST_ERROR
 
 pytestmark = pytest.mark.slow  # runs subprocesses: `pytest -m 'not slow'` skips it
 

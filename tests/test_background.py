@@ -29,7 +29,7 @@ from oracle_core import (
 )
 from oracle_core.capabilities.meta_tools import GET_OPERATION, META_TOOLS
 from oracle_core.run.waits.background import CLOSED_ERROR
-from oracle_core.tokens import count_json_tokens
+from oracle_core.values.tokens import count_json_tokens
 
 
 @pytest.fixture

@@ -21,11 +21,11 @@ from stores import Clock
 from test_text import random_json, random_text, reference_json, reference_text
 
 from oracle_core import ThreadConflictError
-from oracle_core.run.messages import Message, public_message
 from oracle_core.store import Checkpointer, SQLiteCheckpointer
-from oracle_core.store.state import RunRecord
 from oracle_core.testing.openai_server import FakeOpenAI, Reply
-from oracle_core.tokens import count_json_tokens
+from oracle_core.values.messages import Message, public_message
+from oracle_core.values.threads import RunRecord
+from oracle_core.values.tokens import count_json_tokens
 
 
 @pytest.fixture

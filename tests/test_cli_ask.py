@@ -14,8 +14,8 @@ import pytest
 
 from oracle_core.models.litellm import LiteLLMModel
 from oracle_core.models.openai import OpenAIModel
-from oracle_core.run.messages import ModelRequest
 from oracle_core.testing.openai_server import FakeOpenAI, Reply, SeenRequest
+from oracle_core.values.messages import ModelRequest
 
 CLIENTS = ["auto", "litellm"]  # the openai SDK path and the litellm path
 

@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from oracle_core.cli import main
-from oracle_core.config_values import line_of
+from oracle_core.settings.reading import line_of
 
 VALID = """\
 [plugins.weather]

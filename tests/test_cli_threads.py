@@ -15,12 +15,12 @@ from click.testing import CliRunner
 
 from oracle_core.cli import main
 from oracle_core.errors import InvalidThreadIdError
-from oracle_core.run.messages import Message
 from oracle_core.store import MemoryCheckpointer
 from oracle_core.store.base import Checkpointer
-from oracle_core.store.sqlite import SQLiteCheckpointer
-from oracle_core.store.state import RunRecord
-from oracle_core.thread_ids import THREAD_ID, check_thread_id
+from oracle_core.store.sqlite.checkpointer import SQLiteCheckpointer
+from oracle_core.values.ids import THREAD_ID, check_thread_id
+from oracle_core.values.messages import Message
+from oracle_core.values.threads import RunRecord
 
 STORES: dict[str, Callable[[Path], Checkpointer]] = {
     "memory": lambda path: MemoryCheckpointer(),

@@ -13,7 +13,7 @@ import pytest
 from connections_plugin import PLUGIN_CODE, fingerprint
 from support import SitePackages
 
-from oracle_core.connections.vault import generate_key
+from oracle_core.credentials.vault import generate_key
 from oracle_core.testing.openai_server import FakeOpenAI, Reply
 
 pytestmark = pytest.mark.slow  # runs subprocesses
@@ -155,7 +155,7 @@ def test_keygen_makes_a_working_key_and_rotate_reseals_with_it(env: dict[str, st
     db = sqlite3.connect(Path(env["ORACLE_HOME"]) / "oracle.db")
     (sealed,) = db.execute("SELECT sealed FROM oracle_credentials").fetchone()
     db.close()
-    from oracle_core.connections.vault import Vault
+    from oracle_core.credentials.vault import Vault
 
     assert Vault([new]).open("vaulted", "token", "default", sealed).reveal() == VALUE
 

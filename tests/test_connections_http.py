@@ -17,7 +17,7 @@ from connections_plugin import PLUGIN_CODE, fingerprint
 from support import SitePackages
 
 from oracle_core import Oracle, Settings
-from oracle_core.connections.vault import SECRET_KEY_VARIABLE, generate_key
+from oracle_core.credentials.vault import SECRET_KEY_VARIABLE, generate_key
 from oracle_core.server import create_app
 from oracle_core.testing.script import Reply
 from oracle_core.testing.scripted import ModelCall, ScriptedModel

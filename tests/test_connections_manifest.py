@@ -22,7 +22,7 @@ from oracle_core import (
     hookimpl,
     tool,
 )
-from oracle_core.connections.model import CONNECTION_NAME
+from oracle_core.authoring.connections import CONNECTION_NAME
 
 
 class Declaring:

@@ -27,7 +27,7 @@ from oracle_core import (
     hookimpl,
     tool,
 )
-from oracle_core.connections.vault import SECRET_KEY_VARIABLE, generate_key
+from oracle_core.credentials.vault import SECRET_KEY_VARIABLE, generate_key
 from oracle_core.store import SQLiteCheckpointer
 from oracle_core.testing.script import Reply
 from oracle_core.testing.scripted import ModelCall, ScriptedModel

@@ -18,8 +18,8 @@ from oracle_core import (
     Secret,
     SecretKeyError,
 )
-from oracle_core.connections.credentials import Credentials
-from oracle_core.connections.vault import SECRET_KEY_VARIABLE, Vault, generate_key
+from oracle_core.credentials.sealed import Credentials
+from oracle_core.credentials.vault import SECRET_KEY_VARIABLE, Vault, generate_key
 from oracle_core.store import Checkpointer, SQLiteCheckpointer
 
 VALUE = "sk-live-7f3a9c1e5b2d4f6a8c0e"

@@ -11,7 +11,7 @@ import pytest
 from support import SitePackages, plugin_code
 
 from oracle_core import PluginLoadError, PluginManifest, Tool, hookimpl, tool
-from oracle_core.host import PluginHost, PluginStates
+from oracle_core.authoring.host import PluginHost, PluginStates
 from oracle_core.plugins.loader import Candidate, assemble, new_plugin_manager, source_for_object
 from oracle_core.plugins.registry import Registry
 from oracle_core.settings import Settings
@@ -344,7 +344,7 @@ def test_hook_parameters_are_read_as_inspect_signature_reads_them() -> None:
     import inspect
     import random
 
-    from oracle_core.plugins.validate import _named_parameters
+    from oracle_core.plugins.validate.plugin import _named_parameters
 
     rng = random.Random(99)
     for round_ in range(200):

@@ -21,7 +21,7 @@ from oracle_core import (
     StrictPluginError,
     hookimpl,
 )
-from oracle_core.host import OracleHandle, PluginHost, PluginStates
+from oracle_core.authoring.host import OracleHandle, PluginHost, PluginStates
 from oracle_core.plugins.lifecycle import Lifecycle
 from oracle_core.plugins.loader import Candidate, assemble, new_plugin_manager, source_for_object
 from oracle_core.plugins.registry import Registry

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from oracle_core import MCPServer, Oracle, PluginConfigError, Settings
-from oracle_core.mcp.config import server_from_table, servers_from_config
-from oracle_core.mcp.listing import ListingCache, build_listing
+from oracle_core.plugins.mcp.config import server_from_table, servers_from_config
+from oracle_core.plugins.mcp.listing import ListingCache, build_listing
 
 
 def test_a_stdio_table_reads_command_args_env_and_manifest_fields() -> None:

@@ -14,9 +14,9 @@ import pytest
 
 from oracle_core import MCPServer, Oracle, PluginManifest, Settings, hookimpl, tool
 from oracle_core.capabilities.meta_tools import META_TOOLS
-from oracle_core.mcp.adapter import MCPPlugin
-from oracle_core.mcp.listing import MAX_INSTRUCTIONS, MAX_REPORTED, MAX_TOOLS
-from oracle_core.plugins.function_schema import DESCRIPTION_MAX
+from oracle_core.plugins.mcp.adapter import MCPPlugin
+from oracle_core.plugins.mcp.listing import MAX_INSTRUCTIONS, MAX_REPORTED, MAX_TOOLS
+from oracle_core.plugins.validate.function_schema import DESCRIPTION_MAX
 from oracle_core.store import MemoryCheckpointer
 from oracle_core.testing import ScriptedModel
 from oracle_core.testing.drive import call_tool

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from oracle_core import MCPServer, Oracle, Settings, ToolArgumentsError, ToolError
-from oracle_core.mcp.adapter import MCPPlugin
+from oracle_core.plugins.mcp.adapter import MCPPlugin
 from oracle_core.store import MemoryCheckpointer
 from oracle_core.testing import ScriptedModel
 from oracle_core.testing.drive import call_tool

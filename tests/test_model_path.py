@@ -25,11 +25,11 @@ from typing import Any
 import pytest
 
 from oracle_core import ModelError, ModelRequest, ModelResponse, Oracle, Settings
+from oracle_core.authoring.tools.tool import Tool
 from oracle_core.models.litellm import LiteLLMModel
 from oracle_core.models.openai import OpenAIModel, model_for, sends_directly
-from oracle_core.run.messages import Usage
 from oracle_core.testing.openai_server import FakeOpenAI, Reply
-from oracle_core.tools import Tool
+from oracle_core.values.messages import Usage
 
 MODEL = "openai/fake-model"
 

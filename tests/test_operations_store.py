@@ -10,7 +10,8 @@ import pytest
 from stores import Clock
 
 from oracle_core import Operation, OperationNotFoundError
-from oracle_core.run.operations import (
+from oracle_core.store import Checkpointer
+from oracle_core.values.operations import (
     BACKGROUND_LOST_ERROR,
     DEADLINE_REASON,
     canonical_json,
@@ -18,7 +19,6 @@ from oracle_core.run.operations import (
     new_operation_id,
     operation_lease,
 )
-from oracle_core.store import Checkpointer
 
 
 def approval(clock: Clock, *, thread: str = "t", deadline: float | None = None) -> Operation:

@@ -23,7 +23,7 @@ from oracle_core import (
     hookimpl,
     tool,
 )
-from oracle_core.host import PluginHost, PluginStates
+from oracle_core.authoring.host import PluginHost, PluginStates
 from oracle_core.plugins.config import load_plugin_config
 from oracle_core.plugins.loader import Candidate, assemble, new_plugin_manager, source_for_object
 from oracle_core.plugins.registry import Registry

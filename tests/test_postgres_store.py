@@ -20,7 +20,7 @@ from stores import KINDS, PgSchema, opener
 from oracle_core import StoreSchemaError
 from oracle_core.store import Checkpointer
 from oracle_core.store.postgres import schema as migrations
-from oracle_core.text import clean_text
+from oracle_core.values.text import clean_text
 
 PIECES = ["a", "\x00", "\\", "\\0", "\\\\", "0", "\ud83d", "\ude00", "é", "\u2028", "\x1b", " ",
           "'", '"', ";--", "%s", "$$", "\U0001f600"]  # fmt: skip
@@ -196,7 +196,7 @@ def test_store_settings_are_read_from_the_environment() -> None:
 async def test_leases_run_on_the_databases_clock_when_no_clock_is_given(
     pg_schema: PgSchema,
 ) -> None:
-    from oracle_core.store.state import RunRecord
+    from oracle_core.values.threads import RunRecord
 
     here, there = pg_schema.store(), pg_schema.store()
     try:

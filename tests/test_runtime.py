@@ -20,8 +20,8 @@ from oracle_core import (
     ToolResult,
     tool,
 )
-from oracle_core.run.events import RunFinished, TextDelta, ToolCallEvent
 from oracle_core.testing.openai_server import FakeOpenAI, Reply
+from oracle_core.values.events import RunFinished, TextDelta, ToolCallEvent
 
 
 def tool_contents(server: FakeOpenAI, request: int) -> list[str]:

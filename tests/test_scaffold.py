@@ -14,7 +14,7 @@ import yaml
 from click.testing import CliRunner
 
 from oracle_core.cli import main
-from oracle_core.scaffold import NAME_MAX, plugin_files
+from oracle_core.cli.scaffold import NAME_MAX, plugin_files
 
 ORACLE = [sys.executable, "-m", "oracle_core"]
 

@@ -10,6 +10,8 @@ import pytest
 from conftest import MakeOracle
 from support import CodePlugin
 
+from oracle_core.authoring.manifest import Example, PluginManifest
+from oracle_core.authoring.tools.tool import Tool
 from oracle_core.capabilities.embeddings import LiteLLMEmbedder
 from oracle_core.capabilities.index import PLUGIN_WEIGHTS, TOOL_WEIGHTS, Analyzer
 from oracle_core.capabilities.meta_tools import (
@@ -21,12 +23,10 @@ from oracle_core.capabilities.meta_tools import (
     search_capabilities,
 )
 from oracle_core.capabilities.search import CapabilitySearch, split_clauses
-from oracle_core.manifest import Example, PluginManifest
 from oracle_core.plugins.discovery import PluginSource
 from oracle_core.plugins.registry import Plugin, Registry
 from oracle_core.testing.openai_server import FakeOpenAI, Reply
-from oracle_core.tokens import count_json_tokens, count_tokens
-from oracle_core.tools import Tool
+from oracle_core.values.tokens import count_json_tokens, count_tokens
 
 
 def _never(**_: Any) -> Any:

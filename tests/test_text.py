@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from oracle_core.text import clean_json, clean_text
+from oracle_core.values.text import clean_json, clean_text
 
 # Pieces random strings are made of: the characters that break text and those that must survive.
 PIECES = [

@@ -17,7 +17,7 @@ from oracle_core import (
     tool,
 )
 from oracle_core.models.base import assistant_message, tool_call
-from oracle_core.tokens import count_message_tokens, count_tokens
+from oracle_core.values.tokens import count_message_tokens, count_tokens
 
 
 @tool

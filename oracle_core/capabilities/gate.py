@@ -18,10 +18,10 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Sequence
 
+from oracle_core.authoring.tools.tool import Tool
 from oracle_core.capabilities.meta_tools import LOAD_CAPABILITY, echo
 from oracle_core.plugins.registry import BoundTool, Registry
-from oracle_core.run.messages import ToolCall, ToolResult
-from oracle_core.tools import Tool
+from oracle_core.values.messages import ToolCall, ToolResult
 
 
 def visible_tools(registry: Registry, loaded: Sequence[str]) -> list[BoundTool]:

@@ -26,8 +26,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from oracle_core.authoring.tools.tool import Tool
 from oracle_core.plugins.registry import Plugin, Registry
-from oracle_core.tools import Tool
 
 if TYPE_CHECKING:
     import bm25s  # type: ignore[import-untyped]

@@ -15,9 +15,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from oracle_core.authoring.tools.tool import Tool
 from oracle_core.plugins.registry import Plugin, Registry
-from oracle_core.tokens import count_tokens
-from oracle_core.tools import Tool
+from oracle_core.values.tokens import count_tokens
 
 if TYPE_CHECKING:
     from oracle_core.capabilities.search import Candidate, CapabilitySearch

@@ -6,7 +6,7 @@ import json
 from collections.abc import Iterable
 
 from oracle_core.plugins.registry import Plugin
-from oracle_core.tokens import count_tokens
+from oracle_core.values.tokens import count_tokens
 
 DEFAULT_INSTRUCTIONS = (
     "You are a helpful assistant. Use the tools you are given when they help; "

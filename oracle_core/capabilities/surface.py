@@ -20,10 +20,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
+from oracle_core.authoring.manifest import NAME_PATTERN
+from oracle_core.authoring.tools.tool import TOOL_NAME_PATTERN, Tool
 from oracle_core.errors import SurfaceError
-from oracle_core.manifest import NAME_PATTERN
 from oracle_core.plugins.registry import META_TOOL_NAMES, Registry
-from oracle_core.tools import TOOL_NAME_PATTERN, Tool
 
 if TYPE_CHECKING:
     from oracle_core.settings import Settings

@@ -5,22 +5,22 @@ from __future__ import annotations
 
 import click
 
-from oracle_core.cli.ask_command import ask_command
-from oracle_core.cli.chat_command import chat_command
-from oracle_core.cli.config_command import config_command
-from oracle_core.cli.connections_command import connections_group
-from oracle_core.cli.db_command import db_group
-from oracle_core.cli.demo_command import demo_command
+from oracle_core.cli.ask import ask_command
+from oracle_core.cli.chat import chat_command
+from oracle_core.cli.config import config_command
+from oracle_core.cli.connections import connections_group
+from oracle_core.cli.db import db_group
+from oracle_core.cli.demo import demo_command
 from oracle_core.cli.errors import OracleGroup
-from oracle_core.cli.install_command import install_command, uninstall_command
-from oracle_core.cli.mcp_command import mcp_command
-from oracle_core.cli.operations_command import operations_group
-from oracle_core.cli.plugin_command import plugin_group
-from oracle_core.cli.plugins_command import plugins_command
-from oracle_core.cli.prompt_command import prompt_command
-from oracle_core.cli.search_command import search_command
-from oracle_core.cli.serve_command import serve_command
-from oracle_core.cli.threads_command import threads_group
+from oracle_core.cli.install import install_command, uninstall_command
+from oracle_core.cli.mcp import mcp_command
+from oracle_core.cli.operations import operations_group
+from oracle_core.cli.plugin import plugin_group
+from oracle_core.cli.plugins import plugins_command
+from oracle_core.cli.prompt import prompt_command
+from oracle_core.cli.search import search_command
+from oracle_core.cli.serve import serve_command
+from oracle_core.cli.threads import threads_group
 
 
 @click.group(cls=OracleGroup, context_settings={"help_option_names": ["-h", "--help"]})

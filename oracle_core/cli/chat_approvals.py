@@ -11,7 +11,7 @@ import click
 
 from oracle_core.cli.chat_input import LineReader
 from oracle_core.errors import OracleError
-from oracle_core.run.events import Event, RunFinished
+from oracle_core.values.events import Event, RunFinished
 
 if TYPE_CHECKING:
     from oracle_core.oracle import Oracle

@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from oracle_core.errors import InvalidThreadIdError
-from oracle_core.thread_ids import check_thread_id
+from oracle_core.values.ids import check_thread_id
 
 HELP = """Commands (never sent to the model):
   /help          this help

@@ -13,7 +13,7 @@ import click
 from click.shell_completion import CompletionItem
 
 from oracle_core.errors import InvalidThreadIdError
-from oracle_core.thread_ids import check_thread_id
+from oracle_core.values.ids import check_thread_id
 
 ASSEMBLY_GC_THRESHOLD = 20_000
 """Allocations between young-generation collections while the CLI assembles an oracle."""

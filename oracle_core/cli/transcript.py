@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 import click
 
-from oracle_core.run.events import (
+from oracle_core.values.events import (
     CapabilityLoaded,
     Event,
     ModelCallStarted,

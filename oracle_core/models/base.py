@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from oracle_core.errors import ModelError
-from oracle_core.run.messages import Message, ModelRequest, ModelResponse
+from oracle_core.values.messages import Message, ModelRequest, ModelResponse
 
 __all__ = ["Model", "ModelError", "assistant_message", "tool_call"]
 

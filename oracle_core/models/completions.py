@@ -13,7 +13,7 @@ from typing import Any
 
 from oracle_core.errors import ModelError
 from oracle_core.models.base import Model, assistant_message
-from oracle_core.run.messages import ModelResponse, Usage
+from oracle_core.values.messages import ModelResponse, Usage
 
 
 def usage_from(raw: Any) -> Usage:

@@ -18,7 +18,7 @@ from oracle_core.models.completions import (
     relay_stream,
     response_from,
 )
-from oracle_core.run.messages import ModelRequest, ModelResponse
+from oracle_core.values.messages import ModelRequest, ModelResponse
 
 
 class LiteLLMModel(ProviderModel):

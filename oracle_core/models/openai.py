@@ -40,7 +40,6 @@ import weakref
 from collections.abc import AsyncIterator, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from oracle_core.config_values import env_choice
 from oracle_core.errors import ModelError
 from oracle_core.models.base import Model
 from oracle_core.models.completions import (
@@ -50,7 +49,8 @@ from oracle_core.models.completions import (
     relay_stream,
     response_from,
 )
-from oracle_core.run.messages import ModelRequest, ModelResponse
+from oracle_core.settings.reading import env_choice
+from oracle_core.values.messages import ModelRequest, ModelResponse
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI

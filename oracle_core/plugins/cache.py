@@ -16,7 +16,7 @@ An entry is trusted only when all of this is unchanged:
   functions, and the classes their type hints name (an edited module counts as changed
   even without a reinstall);
 - the validated manifest and each tool's signature (see
-  :func:`~oracle_core.tools.tool_fingerprint`), which configuration may change.
+  :func:`~oracle_core.authoring.tools.tool.tool_fingerprint`), which configuration may change.
 
 The file's name digests the cache format and the versions of oracle-core, pydantic and
 Python, so an upgrade of any starts a new file. Plugins given in code have no
@@ -41,9 +41,9 @@ from typing import Any
 
 import pydantic
 
-from oracle_core.manifest import PluginManifest
+from oracle_core.authoring.manifest import PluginManifest
+from oracle_core.authoring.tools.tool import Tool, hint_classes, prime_schema, tool_fingerprint
 from oracle_core.plugins.discovery import PluginSource, normalize
-from oracle_core.tools import Tool, hint_classes, prime_schema, tool_fingerprint
 
 log = logging.getLogger("oracle_core.plugins")
 

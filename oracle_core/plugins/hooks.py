@@ -25,7 +25,7 @@ LIFECYCLE_HOOKS = ("oracle_startup", "oracle_shutdown")
 """Hooks called when the oracle starts and closes (sync or async)."""
 
 MCP_HOOKS = ("oracle_mcp_servers",)
-"""Hooks called once at assembly, after every plugin's assembly hooks (see oracle_core.mcp)."""
+"""Hooks called once at assembly, after every plugin's assembly hooks (see oracle_core.plugins.mcp)."""
 
 HOOK_NAMES = (*ASSEMBLY_HOOKS, *MCP_HOOKS, *LIFECYCLE_HOOKS)
 """Every oracle hook, in the order a plugin meets them."""
@@ -111,7 +111,7 @@ def register_plugins(
     others go, so the result equals one-by-one registration (a test checks that).
 
     ``parsed`` may give, for each plugin, what ``manager.parse_hookimpl_opts`` returned
-    for its attributes (see :func:`~oracle_core.plugins.validate.hook_problems`); they are
+    for its attributes (see :func:`~oracle_core.plugins.validate.plugin.hook_problems`); they are
     then not parsed again. It is used only when ``manager`` parses as pluggy's own
     ``PluginManager`` does (same method, same project name).
     """

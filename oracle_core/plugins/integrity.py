@@ -26,10 +26,10 @@ GUARDED_MODULES = (
     "oracle_core.run.executor",
     "oracle_core.run.lease",
     "oracle_core.run.loop",
-    "oracle_core.run.messages",
+    "oracle_core.values.messages",
     "oracle_core.run.pool",
     "oracle_core.run.requests",
-    "oracle_core.tools",
+    "oracle_core.authoring.tools.tool",
 )
 """The modules whose functions and classes decide what the model is shown and what runs."""
 

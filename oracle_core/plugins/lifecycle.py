@@ -21,8 +21,8 @@ from typing import Any
 
 import pluggy
 
+from oracle_core.authoring.host import OracleHandle
 from oracle_core.errors import DependencyError, PluginError, PluginLoadError, StrictPluginError
-from oracle_core.host import OracleHandle
 from oracle_core.plugins.hooks import LIFECYCLE_HOOKS, HookImpls, call_plugin_hook
 from oracle_core.plugins.registry import Plugin, Registry
 from oracle_core.plugins.resolve import dependency_graph

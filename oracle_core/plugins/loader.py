@@ -3,7 +3,7 @@
 Each plugin is imported and registered with the oracle's own plugin manager; then its
 assembly hooks (manifest, tools, middleware, routes) are called through pluggy, one plugin
 at a time and each hook under a timeout, and everything it gave is checked by the
-validator (:mod:`oracle_core.plugins.validate`). A plugin with any error is left out and
+validator (:mod:`oracle_core.plugins.validate.plugin`). A plugin with any error is left out and
 recorded with its name, distribution and every problem; the others go on. Last, names and
 ``depends_on`` are resolved across plugins (:mod:`oracle_core.plugins.resolve`).
 
@@ -25,9 +25,10 @@ from typing import Any
 import pluggy
 from pydantic import BaseModel
 
+from oracle_core.authoring.host import PluginHost
+from oracle_core.authoring.manifest import ManifestWarning, PluginManifest
+from oracle_core.authoring.tools.tool import Tool
 from oracle_core.errors import PluginConfigError, PluginError, PluginLoadError
-from oracle_core.host import PluginHost
-from oracle_core.manifest import ManifestWarning, PluginManifest
 from oracle_core.plugins.cache import StartupCache
 from oracle_core.plugins.config import load_plugin_config
 from oracle_core.plugins.discovery import PluginSource
@@ -42,7 +43,7 @@ from oracle_core.plugins.hooks import (
 from oracle_core.plugins.integrity import CoreSnapshot
 from oracle_core.plugins.registry import Plugin, Registry
 from oracle_core.plugins.resolve import resolve
-from oracle_core.plugins.validate import (
+from oracle_core.plugins.validate.plugin import (
     HookResults,
     Problem,
     Validation,
@@ -53,7 +54,6 @@ from oracle_core.plugins.validate import (
 from oracle_core.plugins.where import failure_location, full_traceback
 from oracle_core.plugins.worker import HookTimeout, HookWorker, Progress
 from oracle_core.settings import DEFAULT_HOOK_TIMEOUT
-from oracle_core.tools import Tool
 
 __all__ = ["Candidate", "assemble", "declared_name", "new_plugin_manager", "source_for_object"]
 

@@ -7,12 +7,12 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from oracle_core.authoring.manifest import ManifestWarning, PluginManifest, Visibility
+from oracle_core.authoring.middleware import Middleware
+from oracle_core.authoring.routes import Route
+from oracle_core.authoring.tools.tool import Tool
 from oracle_core.errors import PluginError
-from oracle_core.manifest import ManifestWarning, PluginManifest, Visibility
 from oracle_core.plugins.discovery import PluginSource
-from oracle_core.routes import Route
-from oracle_core.run.middleware import Middleware
-from oracle_core.tools import Tool
 
 META_TOOL_NAMES = frozenset(
     {"list_capabilities", "load_capability", "search_capabilities", "get_operation"}

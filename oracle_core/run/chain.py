@@ -13,9 +13,9 @@ import logging
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
+from oracle_core.authoring.middleware import Middleware, ModelHandler, ToolHandler
 from oracle_core.errors import MiddlewareError
-from oracle_core.run.messages import ModelRequest, ModelResponse, ToolCall, ToolResult
-from oracle_core.run.middleware import Middleware, ModelHandler, ToolHandler
+from oracle_core.values.messages import ModelRequest, ModelResponse, ToolCall, ToolResult
 
 log = logging.getLogger("oracle_core.run")
 

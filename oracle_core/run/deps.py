@@ -13,11 +13,11 @@ from oracle_core.models.base import Model
 from oracle_core.plugins.registry import Registry
 from oracle_core.run.chain import MiddlewareChain
 from oracle_core.run.executor import ToolExecutor
-from oracle_core.run.limits import RunLimits
 from oracle_core.run.locks import ThreadLocks
 from oracle_core.run.requests import RequestBuilder
 from oracle_core.run.threads import ThreadCache
 from oracle_core.store.base import Checkpointer
+from oracle_core.values.limits import RunLimits
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ import logging
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from oracle_core.authoring.context import ToolContext
 from oracle_core.capabilities.meta_tools import (
     GET_OPERATION,
     LIST_CAPABILITIES,
@@ -26,18 +27,17 @@ from oracle_core.capabilities.meta_tools import (
     load_capability,
     search_capabilities,
 )
-from oracle_core.context import ToolContext
 from oracle_core.errors import OracleError, ToolArgumentsError, ToolError
 from oracle_core.plugins.registry import BoundTool, Registry
-from oracle_core.run.limits import RunLimits
-from oracle_core.run.messages import ToolCall, ToolResult, content_of
 from oracle_core.run.pool import PoolExhaustedError, SyncToolPool
 from oracle_core.run.waits.checks import WaitCheck, first_wait, prepare_call, waiting_result
 from oracle_core.settings import DEFAULT_LIST_LIMIT
+from oracle_core.values.limits import RunLimits
+from oracle_core.values.messages import ToolCall, ToolResult, content_of
 
 if TYPE_CHECKING:
+    from oracle_core.authoring.host import OracleHandle
     from oracle_core.capabilities.search import CapabilitySearch
-    from oracle_core.host import OracleHandle
     from oracle_core.run.waits.background import BackgroundWork
 
 log = logging.getLogger("oracle_core.run")

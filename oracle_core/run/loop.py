@@ -29,7 +29,11 @@ from oracle_core.errors import (
     ThreadWaitingError,
 )
 from oracle_core.run.deps import RunDeps
-from oracle_core.run.events import (
+from oracle_core.run.executor import cap, error_result, over
+from oracle_core.run.lease import ThreadLease
+from oracle_core.run.waits.opening import open_operations, unanswered_calls
+from oracle_core.store.base import INTERRUPTED_ERROR
+from oracle_core.values.events import (
     ApprovalRequested,
     CapabilityLoaded,
     ConnectionRequested,
@@ -43,15 +47,11 @@ from oracle_core.run.events import (
     ToolResultEvent,
     UsageEvent,
 )
-from oracle_core.run.executor import cap, error_result, over
-from oracle_core.run.lease import ThreadLease
-from oracle_core.run.messages import Message, ModelRequest, ModelResponse, ToolCall, ToolResult
-from oracle_core.run.operations import Operation
-from oracle_core.run.waits.opening import open_operations, unanswered_calls
-from oracle_core.store.base import INTERRUPTED_ERROR
-from oracle_core.store.state import RunRecord, RunStatus
-from oracle_core.text import clean_json
-from oracle_core.tokens import count_message_tokens
+from oracle_core.values.messages import Message, ModelRequest, ModelResponse, ToolCall, ToolResult
+from oracle_core.values.operations import Operation
+from oracle_core.values.text import clean_json
+from oracle_core.values.threads import RunRecord, RunStatus
+from oracle_core.values.tokens import count_message_tokens
 
 log = logging.getLogger("oracle_core.run")
 

@@ -13,14 +13,14 @@ from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from oracle_core.authoring.tools.tool import Tool
 from oracle_core.capabilities.gate import refused, visible_tools
 from oracle_core.capabilities.meta_tools import GET_OPERATION_TOOL, META_TOOLS
 from oracle_core.capabilities.prompt import system_prompt, tier1_block
 from oracle_core.capabilities.surface import Catalog, Specialist, Surface, specialist_tools
 from oracle_core.plugins.registry import Registry
-from oracle_core.run.messages import ModelRequest, ToolCall, ToolResult
-from oracle_core.tokens import count_json_tokens, count_message_tokens, count_tokens
-from oracle_core.tools import Tool
+from oracle_core.values.messages import ModelRequest, ToolCall, ToolResult
+from oracle_core.values.tokens import count_json_tokens, count_message_tokens, count_tokens
 
 _CACHED_TOOL_LISTS = 1024
 """Distinct sets of loaded plugins whose tool lists are kept (least recently used go)."""

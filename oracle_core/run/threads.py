@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from dataclasses import dataclass
 
-from oracle_core.run.messages import Message
+from oracle_core.values.messages import Message
 
 DEFAULT_CACHED_THREADS = 128
 """Threads whose messages one oracle keeps in memory between turns."""

@@ -6,9 +6,9 @@
 See docs/server.md for the endpoints, auth, limits, the SSE format and plugin routes.
 """
 
-from oracle_core.loopback import is_loopback_host as is_loopback
 from oracle_core.server.app import create_app
 from oracle_core.server.auth import BearerAuth, parse_tokens
 from oracle_core.server.limits import Limits
+from oracle_core.values.loopback import is_loopback_host as is_loopback
 
 __all__ = ["BearerAuth", "Limits", "create_app", "is_loopback", "parse_tokens"]

@@ -11,7 +11,6 @@ from starlette.responses import JSONResponse, Response
 
 from oracle_core import __version__
 from oracle_core.capabilities.meta_tools import list_capabilities
-from oracle_core.run.messages import public_message
 from oracle_core.server.context import ServerContext
 from oracle_core.server.errors import ApiError
 from oracle_core.server.models import (
@@ -27,6 +26,7 @@ from oracle_core.server.models import (
     ThreadList,
 )
 from oracle_core.server.sse import run_stream, sse_response
+from oracle_core.values.messages import public_message
 
 _ERRORS: dict[int | str, dict[str, Any]] = {
     401: UNAUTHORIZED,

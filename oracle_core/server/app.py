@@ -12,8 +12,6 @@ from starlette.responses import Response
 from starlette.types import ASGIApp
 
 from oracle_core import __version__
-from oracle_core.mcp.export import http_endpoint as mcp_http_endpoint
-from oracle_core.mcp.export import running as mcp_sessions
 from oracle_core.server.api import api_router, health_router
 from oracle_core.server.auth import BearerAuth
 from oracle_core.server.connections import connections_router
@@ -22,6 +20,8 @@ from oracle_core.server.errors import error_response, install_error_handlers
 from oracle_core.server.follow import follow_router
 from oracle_core.server.hosts import HostGuardMiddleware, HostPolicy
 from oracle_core.server.limits import BodyLimitMiddleware, Limits
+from oracle_core.server.mcp.export import http_endpoint as mcp_http_endpoint
+from oracle_core.server.mcp.export import running as mcp_sessions
 from oracle_core.server.openai_compat import openai_router
 from oracle_core.server.operations import operations_router
 from oracle_core.server.page import page_router, static_mount

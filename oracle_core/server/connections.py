@@ -16,8 +16,8 @@ from fastapi import APIRouter, Depends, Query, Request
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 from starlette.responses import Response
 
-from oracle_core.connections.credentials import find_connection
-from oracle_core.connections.secret import Secret
+from oracle_core.authoring.secrets import Secret
+from oracle_core.credentials.sealed import find_connection
 from oracle_core.errors import (
     CredentialUnreadableError,
     InvalidCredentialError,

@@ -6,13 +6,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from oracle_core.errors import InvalidThreadIdError, PluginConflictError
-from oracle_core.run.messages import Message
 from oracle_core.server.auth import BearerAuth
 from oracle_core.server.errors import ApiError
 from oracle_core.server.hosts import HostPolicy
 from oracle_core.server.limits import Limits
 from oracle_core.server.runs import ThreadRuns
-from oracle_core.thread_ids import check_thread_id
+from oracle_core.values.ids import check_thread_id
+from oracle_core.values.messages import Message
 
 if TYPE_CHECKING:
     from oracle_core.oracle import Oracle

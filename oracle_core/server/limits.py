@@ -9,10 +9,10 @@ from dataclasses import dataclass
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from oracle_core import thread_ids
+from oracle_core.values import ids as thread_ids
 
 THREAD_ID = thread_ids.THREAD_ID
-"""Thread ids the server accepts: the one rule of :mod:`oracle_core.thread_ids`, which the
+"""Thread ids the server accepts: the one rule of :mod:`oracle_core.values.ids`, which the
 CLI applies too."""
 
 

@@ -27,15 +27,15 @@ import anyio
 from fastapi import APIRouter, Depends, Request
 from starlette.responses import JSONResponse, Response
 
-from oracle_core.run.events import RunFinished, TextDelta
-from oracle_core.run.messages import Message, Usage
-from oracle_core.run.operations import Operation
 from oracle_core.server.context import ServerContext
 from oracle_core.server.errors import ApiError
 from oracle_core.server.models import ChatCompletionRequest, ChatMessage, ErrorBody
 from oracle_core.server.operations import waiting_message
 from oracle_core.server.runs import RunHandle
 from oracle_core.server.sse import PING, sse_message, sse_response, with_pings
+from oracle_core.values.events import RunFinished, TextDelta
+from oracle_core.values.messages import Message, Usage
+from oracle_core.values.operations import Operation
 
 MODEL_ID = "oracle"
 """The one model ``GET /v1/models`` lists; requests may name any model."""

@@ -15,10 +15,10 @@ from fastapi import APIRouter, Depends, Path, Query
 from pydantic import BaseModel, ConfigDict, Field
 
 from oracle_core.errors import DecisionConflictError, OperationError, OperationNotFoundError
-from oracle_core.run.operations import OPERATION_STATUSES, Operation
 from oracle_core.server.context import ServerContext
 from oracle_core.server.errors import ApiError
 from oracle_core.server.models import UNAUTHORIZED, ErrorBody
+from oracle_core.values.operations import OPERATION_STATUSES, Operation
 
 MAX_ID_CHARS = 64
 """Characters of an operation id a route accepts (ids are ``op_`` and 24 hex digits)."""

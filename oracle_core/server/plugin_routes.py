@@ -33,9 +33,9 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute
 from starlette.routing import Route as StarletteRoute
 
+from oracle_core.authoring.routes import Route
 from oracle_core.errors import PluginConflictError
 from oracle_core.plugins.registry import Plugin, Registry
-from oracle_core.routes import Route
 from oracle_core.server.auth import BearerAuth
 from oracle_core.server.errors import ApiError
 

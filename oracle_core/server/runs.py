@@ -16,9 +16,9 @@ from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
 
 from oracle_core.errors import ThreadConflictError
-from oracle_core.run.events import Event, RunStarted
-from oracle_core.run.result import RunResult
 from oracle_core.server.errors import ApiError
+from oracle_core.values.events import Event, RunStarted
+from oracle_core.values.result import RunResult
 
 if TYPE_CHECKING:
     from oracle_core.oracle import Oracle

@@ -14,9 +14,9 @@ from typing import Any, Protocol, TypeVar
 
 from starlette.responses import StreamingResponse
 
-from oracle_core.run.events import Event
 from oracle_core.server.errors import ApiError
 from oracle_core.server.runs import RunHandle
+from oracle_core.values.events import Event
 
 T = TypeVar("T")
 T_co = TypeVar("T_co", covariant=True)

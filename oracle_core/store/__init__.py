@@ -6,6 +6,6 @@
 
 from oracle_core.store.base import Checkpointer
 from oracle_core.store.memory import MemoryCheckpointer
-from oracle_core.store.sqlite import SQLiteCheckpointer
+from oracle_core.store.sqlite.checkpointer import SQLiteCheckpointer
 
 __all__ = ["Checkpointer", "MemoryCheckpointer", "SQLiteCheckpointer"]

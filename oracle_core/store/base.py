@@ -7,13 +7,13 @@ from abc import ABC, abstractmethod
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
-from oracle_core.connections.records import CredentialRecord
 from oracle_core.errors import ThreadConflictError
-from oracle_core.run.messages import Message
-from oracle_core.run.operations import Operation
 from oracle_core.store.events import EventChannel
-from oracle_core.store.state import RunRecord, ThreadState, ThreadSummary, ThreadTail
-from oracle_core.text import clean_json, clean_text
+from oracle_core.values.credentials import CredentialRecord
+from oracle_core.values.messages import Message
+from oracle_core.values.operations import Operation
+from oracle_core.values.text import clean_json, clean_text
+from oracle_core.values.threads import RunRecord, ThreadState, ThreadSummary, ThreadTail
 
 
 class Checkpointer(ABC):
@@ -27,7 +27,7 @@ class Checkpointer(ABC):
 
     Text is valid UTF-8 in and out: every string a store saves (thread ids, any string at any
     depth of a message, keys included, plugin names, run records) is cleaned first with
-    :func:`~oracle_core.text.clean_json` (a surrogate pair written as two code units becomes
+    :func:`~oracle_core.values.text.clean_json` (a surrogate pair written as two code units becomes
     its character, a lone surrogate becomes U+FFFD), and what a store loads is cleaned too,
     so a thread saved before this rule still loads. A thread id is cleaned the same way on
     every call, so ``"a\\ud83d"`` and ``"a\\ufffd"`` name one thread.
@@ -190,7 +190,7 @@ class Checkpointer(ABC):
             The ids of the runs marked, oldest first.
         """
 
-    # -- credentials (sealed by oracle_core.connections.vault; the store never sees clear text)
+    # -- credentials (sealed by oracle_core.credentials.vault; the store never sees clear text)
 
     @abstractmethod
     async def save_credential(self, plugin: str, name: str, user_id: str, sealed: str) -> None:
@@ -219,7 +219,7 @@ class Checkpointer(ABC):
         Ordered by plugin, name and user id; ``plugin`` and ``user_id`` narrow the list.
         """
 
-    # -- operations (oracle_core.run.operations: approvals, connections, background calls)
+    # -- operations (oracle_core.values.operations: approvals, connections, background calls)
     #
     # Every method that reads an operation first settles what time alone decides, each by
     # a compare-and-set so that whoever looks first wins and the rest see the same result:

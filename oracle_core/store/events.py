@@ -15,7 +15,7 @@ import contextlib
 from collections.abc import AsyncIterator
 from typing import Any, Protocol
 
-from oracle_core.text import clean_text
+from oracle_core.values.text import clean_text
 
 FOLLOWER_BACKLOG = 10_000
 """Events one follower may have waiting; a follower that falls further behind is cut off."""

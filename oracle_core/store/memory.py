@@ -10,15 +10,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from oracle_core.connections.records import CredentialRecord
 from oracle_core.errors import OperationNotFoundError
-from oracle_core.run.messages import Message
-from oracle_core.run.operations import (
-    OPEN_STATUSES,
-    Operation,
-    operation_lease,
-    settled_by_time,
-)
 from oracle_core.store.base import (
     WAITER_LIVENESS,
     Checkpointer,
@@ -30,8 +22,16 @@ from oracle_core.store.base import (
     updated_operation,
 )
 from oracle_core.store.saving import clean_run, prepare_messages
-from oracle_core.store.state import RunRecord, ThreadState, ThreadSummary, ThreadTail
-from oracle_core.text import clean_json, clean_text
+from oracle_core.values.credentials import CredentialRecord
+from oracle_core.values.messages import Message
+from oracle_core.values.operations import (
+    OPEN_STATUSES,
+    Operation,
+    operation_lease,
+    settled_by_time,
+)
+from oracle_core.values.text import clean_json, clean_text
+from oracle_core.values.threads import RunRecord, ThreadState, ThreadSummary, ThreadTail
 
 
 @dataclass

@@ -24,6 +24,6 @@ def open_store(url: str | None, path: Path, *, pool_size: int = 10) -> Checkpoin
                 " pip install 'oracle-core[postgres]'"
             ) from error
         return PostgresCheckpointer(url, pool_size=pool_size)
-    from oracle_core.store.sqlite import SQLiteCheckpointer
+    from oracle_core.store.sqlite.checkpointer import SQLiteCheckpointer
 
     return SQLiteCheckpointer(path)

@@ -10,19 +10,19 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from oracle_core.run.messages import Message
-from oracle_core.store.state import RunRecord
-from oracle_core.text import clean_json, clean_text
-from oracle_core.tokens import count_message_tokens
+from oracle_core.values.messages import Message
+from oracle_core.values.text import clean_json, clean_text
+from oracle_core.values.threads import RunRecord
+from oracle_core.values.tokens import count_message_tokens
 
 count_message = count_message_tokens
-"""The tokens of a message as the model sees it (see :func:`~oracle_core.tokens.count_message_tokens`)."""
+"""The tokens of a message as the model sees it (see :func:`~oracle_core.values.tokens.count_message_tokens`)."""
 
 
 def prepare_messages(
     messages: Sequence[Message], tokens: Sequence[int] | None = None
 ) -> tuple[list[Message], list[int]]:
-    """Clean copies of ``messages`` (see :func:`~oracle_core.text.clean_json`) and their tokens.
+    """Clean copies of ``messages`` (see :func:`~oracle_core.values.text.clean_json`) and their tokens.
 
     ``tokens`` are the writer's own counts of the same messages, used instead of counting
     again when there is one per message.

@@ -6,9 +6,9 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from oracle_core.run.events import ToolCallEvent, ToolResultEvent
-from oracle_core.run.result import RunResult
 from oracle_core.testing.scripted import ModelCall
+from oracle_core.values.events import ToolCallEvent, ToolResultEvent
+from oracle_core.values.result import RunResult
 
 
 def _arguments(event: ToolCallEvent) -> Any:

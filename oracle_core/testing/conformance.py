@@ -3,7 +3,7 @@
 It checks what the core and the model rely on, and lists every problem at once:
 
 - everything the plugin validator checks when an oracle assembles the plugin (its hooks,
-  manifest, tools and examples; :mod:`oracle_core.plugins.validate`), with the
+  manifest, tools and examples; :mod:`oracle_core.plugins.validate.plugin`), with the
   same messages, and its soft-limit warnings counted as problems too;
 - that it starts (its ``oracle_startup`` returns in time);
 - every tool's parameters are valid JSON Schema (the slow check assembly leaves out);
@@ -25,18 +25,18 @@ import tempfile
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
+from oracle_core.authoring.host import PluginHost, PluginStates
 from oracle_core.capabilities.prompt import tier1_entry
-from oracle_core.host import PluginHost, PluginStates
 from oracle_core.oracle import Oracle
 from oracle_core.plugins.loader import declared_name, source_for_object
 from oracle_core.plugins.registry import Plugin, Registry
-from oracle_core.plugins.validate import deep_tool_problems
+from oracle_core.plugins.validate.plugin import deep_tool_problems
 from oracle_core.settings import Settings
 from oracle_core.store import MemoryCheckpointer
 from oracle_core.testing.gate_check import GateCheck, Probe
 from oracle_core.testing.harness import import_plugin, run_sync, write_config
 from oracle_core.testing.scripted import ScriptedModel
-from oracle_core.tokens import count_tokens
+from oracle_core.values.tokens import count_tokens
 
 DEFAULT_TIER1_ENTRY_BUDGET = 80
 """Tokens one ``always`` plugin's Tier-1 entry may cost (the whole block's default is 400)."""

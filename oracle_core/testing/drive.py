@@ -10,8 +10,8 @@ from typing import Any
 from oracle_core.oracle import Oracle
 from oracle_core.plugins.registry import META_TOOL_NAMES
 from oracle_core.run.loop import new_run_id
-from oracle_core.run.messages import ToolCall, ToolResult
-from oracle_core.run.result import RunResult
+from oracle_core.values.messages import ToolCall, ToolResult
+from oracle_core.values.result import RunResult
 
 DEFAULT_THREAD = "test-thread"
 """The thread :func:`run_turn` and :func:`call_tool` use unless told otherwise."""

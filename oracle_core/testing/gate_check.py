@@ -15,18 +15,18 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from oracle_core.authoring.manifest import PluginManifest
+from oracle_core.authoring.middleware import Middleware, ToolHandler
+from oracle_core.authoring.tools.tool import Tool
 from oracle_core.capabilities.meta_tools import LIST_CAPABILITIES, LOAD_CAPABILITY
 from oracle_core.errors import ToolArgumentsError
 from oracle_core.hookspecs import hookimpl
-from oracle_core.manifest import PluginManifest
 from oracle_core.oracle import Oracle
 from oracle_core.plugins.registry import Plugin
-from oracle_core.run.events import Event, ModelCallStarted, RunFinished, ToolResultEvent
 from oracle_core.run.executor import decode_arguments, error_result
-from oracle_core.run.messages import ToolCall, ToolResult
-from oracle_core.run.middleware import Middleware, ToolHandler
 from oracle_core.testing.scripted import ScriptedModel, ToolCallSpec
-from oracle_core.tools import Tool
+from oracle_core.values.events import Event, ModelCallStarted, RunFinished, ToolResultEvent
+from oracle_core.values.messages import ToolCall, ToolResult
 
 THREAD = "conformance"
 """The thread the scripted conversation runs on."""

@@ -19,10 +19,10 @@ from contextlib import contextmanager
 from typing import Any
 
 from oracle_core.errors import OracleError
-from oracle_core.loopback import is_loopback_url
 from oracle_core.models.litellm import LiteLLMModel
 from oracle_core.models.openai import OpenAIModel
-from oracle_core.run.messages import ModelRequest, ModelResponse
+from oracle_core.values.loopback import is_loopback_url
+from oracle_core.values.messages import ModelRequest, ModelResponse
 
 OPT_IN = (
     "mark the test with @pytest.mark.oracle_allow_model_requests, set "

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from oracle_core.models.base import tool_call
-from oracle_core.run.messages import Usage
+from oracle_core.values.messages import Usage
 
 STREAM_PIECE = 8
 """Characters per streamed text piece, so a streamed answer arrives in several pieces."""

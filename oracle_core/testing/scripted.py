@@ -2,8 +2,8 @@
 
 :class:`ScriptedModel` answers in the test process, like pydantic-ai's ``TestModel``: no
 litellm, no HTTP, no server. It still records each call as the OpenAI request body that would
-have gone over the wire (built from :meth:`~oracle_core.run.messages.ModelRequest.openai_messages`
-and :meth:`~oracle_core.run.messages.ModelRequest.openai_tools`), so a test reads exactly what
+have gone over the wire (built from :meth:`~oracle_core.values.messages.ModelRequest.openai_messages`
+and :meth:`~oracle_core.values.messages.ModelRequest.openai_tools`), so a test reads exactly what
 the model was shown. :class:`~oracle_core.testing.HTTPScriptedModel` has the same scripting
 API and goes through litellm over loopback HTTP instead; both share
 :class:`ScriptedModelBase`.
@@ -27,8 +27,8 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Self
 
 from oracle_core.models.base import Model, ModelError, assistant_message
-from oracle_core.run.messages import ModelRequest, ModelResponse
 from oracle_core.testing.script import Reply, ReplyQueue, SeenRequest
+from oracle_core.values.messages import ModelRequest, ModelResponse
 
 if TYPE_CHECKING:
     from oracle_core import RunResult

@@ -20,9 +20,9 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from oracle_core.models.litellm import LiteLLMModel
-from oracle_core.run.messages import ModelRequest, ModelResponse
 from oracle_core.testing.openai_server import FakeOpenAI
 from oracle_core.testing.scripted import CALL_HEADER, ScriptedModelBase
+from oracle_core.values.messages import ModelRequest, ModelResponse
 
 
 class HTTPScriptedModel(ScriptedModelBase, LiteLLMModel):

@@ -87,7 +87,7 @@ def test_a_test_can_opt_in_to_real_model_requests(
 NO_HARNESS_TEST = """
 import litellm
 from oracle_core.models.litellm import LiteLLMModel
-from oracle_core.run.messages import ModelRequest
+from oracle_core.values.messages import ModelRequest
 
 
 async def test_calls_litellm_without_the_harness(monkeypatch):

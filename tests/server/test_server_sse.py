@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from oracle_core.run.events import RunFinished, RunStarted, TextDelta
-from oracle_core.run.messages import Usage
 from oracle_core.server.runs import _END, RunHandle
 from oracle_core.server.sse import PING, run_stream, sse_message
+from oracle_core.values.events import RunFinished, RunStarted, TextDelta
+from oracle_core.values.messages import Usage
 
 
 def test_an_sse_message_is_an_event_line_and_one_compact_json_data_line() -> None:

@@ -14,7 +14,7 @@ from support import CodePlugin
 
 from oracle_core import Oracle, Settings
 from oracle_core.server import create_app
-from oracle_core.store.sqlite import SQLiteCheckpointer
+from oracle_core.store.sqlite.checkpointer import SQLiteCheckpointer
 from oracle_core.testing.openai_server import FakeOpenAI, Reply, SeenRequest
 
 AUTH = {"Authorization": "Bearer s3cret"}

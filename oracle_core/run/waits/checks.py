@@ -21,10 +21,10 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic_core import to_jsonable_python
 
-from oracle_core.context import ToolContext
+from oracle_core.authoring.context import ToolContext
 from oracle_core.plugins.registry import BoundTool
-from oracle_core.run.messages import ToolCall, ToolResult
-from oracle_core.run.operations import (
+from oracle_core.values.messages import ToolCall, ToolResult
+from oracle_core.values.operations import (
     Operation,
     OperationKind,
     canonical_json,

@@ -17,10 +17,10 @@ from typing import Any
 
 from oracle_core.errors import DecisionConflictError, OperationError, OperationNotFoundError
 from oracle_core.run.deps import RunDeps
-from oracle_core.run.messages import Usage
-from oracle_core.run.operations import RUNNABLE_STATUSES, Operation
-from oracle_core.run.result import RunResult
 from oracle_core.run.waits.resume import ResumedRun
+from oracle_core.values.messages import Usage
+from oracle_core.values.operations import RUNNABLE_STATUSES, Operation
+from oracle_core.values.result import RunResult
 
 RESUME_ATTEMPTS = 5
 """Times a resume is tried while another caller holds the claim and then lets it go."""

@@ -17,10 +17,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from oracle_core.errors import ThreadWaitingError
-from oracle_core.run.messages import Message
-from oracle_core.run.operations import Operation
 from oracle_core.run.waits.background import deliveries, delivery_messages
 from oracle_core.store.base import Checkpointer
+from oracle_core.values.messages import Message
+from oracle_core.values.operations import Operation
 
 
 @dataclass

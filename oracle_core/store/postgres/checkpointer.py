@@ -22,9 +22,6 @@ import psycopg
 from psycopg.rows import TupleRow
 from psycopg_pool import AsyncConnectionPool
 
-from oracle_core.connections.records import CredentialRecord
-from oracle_core.run.messages import Message
-from oracle_core.run.operations import Operation
 from oracle_core.store.base import (
     WAITER_LIVENESS,
     Checkpointer,
@@ -39,8 +36,11 @@ from oracle_core.store.postgres import schema as migrations
 from oracle_core.store.postgres.codec import escape, thread_key, unescape
 from oracle_core.store.postgres.notify import NotifyChannel
 from oracle_core.store.saving import encode_messages, to_json
-from oracle_core.store.state import RunRecord, ThreadState, ThreadSummary, ThreadTail
-from oracle_core.text import clean_text
+from oracle_core.values.credentials import CredentialRecord
+from oracle_core.values.messages import Message
+from oracle_core.values.operations import Operation
+from oracle_core.values.text import clean_text
+from oracle_core.values.threads import RunRecord, ThreadState, ThreadSummary, ThreadTail
 
 T = TypeVar("T")
 log = logging.getLogger("oracle_core.store")

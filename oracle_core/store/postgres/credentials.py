@@ -10,8 +10,8 @@ from typing import Any
 
 import psycopg
 
-from oracle_core.connections.records import CredentialRecord
 from oracle_core.store.postgres.codec import escape, unescape
+from oracle_core.values.credentials import CredentialRecord
 
 MIGRATION = """
 CREATE TABLE oracle_credentials (

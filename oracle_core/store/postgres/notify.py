@@ -32,7 +32,7 @@ import psycopg_pool
 from psycopg import sql
 
 from oracle_core.store.events import EventChannel, Follower, Publishable
-from oracle_core.text import clean_text
+from oracle_core.values.text import clean_text
 
 
 class NotifyStore(Protocol):

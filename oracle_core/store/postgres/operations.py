@@ -14,16 +14,16 @@ from typing import Any
 import psycopg
 
 from oracle_core.errors import OperationNotFoundError
-from oracle_core.run.operations import (
+from oracle_core.store.base import load_operation, updated_operation
+from oracle_core.store.postgres.codec import escape, thread_key
+from oracle_core.store.saving import to_json
+from oracle_core.values.operations import (
     OPEN_STATUSES,
     Operation,
     operation_lease,
     settled_by_time,
 )
-from oracle_core.store.base import load_operation, updated_operation
-from oracle_core.store.postgres.codec import escape, thread_key
-from oracle_core.store.saving import to_json
-from oracle_core.text import clean_json, clean_text
+from oracle_core.values.text import clean_json, clean_text
 
 Connection = psycopg.AsyncConnection[Any]
 

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from functools import partial
 
 from oracle_core import Middleware, ModelRequest, ModelResponse, ToolCall, ToolResult
-from oracle_core.run.middleware import ModelHandler
+from oracle_core.authoring.middleware import ModelHandler
 from oracle_plugin_audit.store import AuditStore
 
 log = logging.getLogger("oracle_plugin_audit")

@@ -9,7 +9,7 @@ its own or close the fence; angle brackets in a memory are shown as ``‹ ›``)
     1. "I prefer metric units" (saved 2026-01-15)
     </memory-data>
 
-Its tokens (o200k_base, :func:`oracle_core.tokens.count_tokens`) never pass the budget:
+Its tokens (o200k_base, :func:`oracle_core.values.tokens.count_tokens`) never pass the budget:
 memories are added best first while they fit, and the whole block is counted at the end.
 """
 
@@ -19,7 +19,7 @@ import json
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
-from oracle_core.tokens import count_tokens
+from oracle_core.values.tokens import count_tokens
 from oracle_plugin_memory.store import Memory
 
 OPEN = "<memory-data>"

@@ -14,7 +14,7 @@ from oracle_plugin_memory.store import Memory
 
 from oracle_core import Oracle, PluginManifest, Specialist, Tool, hookimpl, tool
 from oracle_core.testing import OracleFactory, ScriptedModel, check_plugin, run_turn
-from oracle_core.tokens import count_tokens
+from oracle_core.values.tokens import count_tokens
 
 META = ["list_capabilities", "load_capability", "search_capabilities"]
 MEMORY_TOOLS = ["save_memory", "search_memory", "list_memories", "forget_memory"]

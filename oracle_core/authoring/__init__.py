@@ -1,0 +1,2 @@
+"""What a plugin author's objects are: the manifest, tools, middleware, routes, the tool
+context, the host handle, connections and secrets."""

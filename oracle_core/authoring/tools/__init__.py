@@ -1,0 +1,1 @@
+"""Tools: typed Python functions the model may call, made with the ``@tool`` decorator."""

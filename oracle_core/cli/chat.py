@@ -1,0 +1,140 @@
+"""``oracle chat``: an interactive terminal conversation that shows tool calls as they happen."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+import sys
+from collections.abc import AsyncIterator, Callable
+from typing import TYPE_CHECKING
+
+import click
+
+from oracle_core.cli.chat_approvals import settle
+from oracle_core.cli.chat_input import LineReader, line_reader
+from oracle_core.cli.chat_slash import ChatState, message_of, run_command
+from oracle_core.cli.common import (
+    api_base_option,
+    api_key_option,
+    build_oracle,
+    model_option,
+    thread_option,
+)
+from oracle_core.cli.progress import Progress
+from oracle_core.cli.transcript import Transcript, status_of
+from oracle_core.errors import OracleError
+from oracle_core.values.events import Event, RunFinished
+
+if TYPE_CHECKING:
+    from oracle_core.oracle import Oracle
+
+PROMPT = "\nyou> "
+"""What the chat prompts with."""
+
+
+async def turn(oracle: Oracle, thread: str, message: str, *, verbose: bool) -> RunFinished | None:
+    """Work ``message`` on ``thread`` and show it; Ctrl-C cancels the turn, not the chat.
+
+    The run is saved as ``cancelled`` when cut short; its thread stays usable.
+
+    Returns:
+        The run's last event (``None`` when it was cancelled).
+    """
+    return await _shown(lambda: oracle.stream(thread, message), verbose=verbose)
+
+
+async def _shown(
+    events: Callable[[], AsyncIterator[Event]], *, verbose: bool
+) -> RunFinished | None:
+    """Show the events of a run as they come, with the thinking indicator; Ctrl-C cancels."""
+    progress = Progress(sys.stderr, enabled=sys.stderr.isatty() and sys.stdout.isatty())
+
+    def write(text: str) -> None:
+        progress.hide()
+        click.echo(text, nl=False)
+
+    transcript = Transcript(write, verbose=verbose)
+    finished: list[RunFinished] = []
+
+    async def work() -> None:
+        async for event in events():
+            transcript.event(event)
+            if isinstance(event, RunFinished):
+                finished.append(event)
+            status = status_of(event)
+            if status is not None:
+                transcript.end_text()
+                progress.show(status)
+
+    task = asyncio.create_task(work())
+    loop = asyncio.get_running_loop()
+    with contextlib.suppress(NotImplementedError, RuntimeError):  # not on every platform
+        loop.add_signal_handler(signal.SIGINT, task.cancel)
+    try:
+        async with progress:
+            progress.show("thinking...")
+            await task
+    except asyncio.CancelledError:
+        if not task.cancelled():
+            raise
+        transcript.end_text()
+        click.echo(click.style("  ✗ cancelled (Ctrl-C); the thread is kept", fg="yellow"))
+    except OracleError as error:  # the thread is busy elsewhere, the oracle is closed, ...
+        transcript.end_text()
+        click.echo(click.style(f"  ✗ {error}", fg="red"))
+    finally:
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.remove_signal_handler(signal.SIGINT)
+    return finished[-1] if finished else None
+
+
+async def session(oracle: Oracle, reader: LineReader, state: ChatState, verbose: bool) -> None:
+    """The chat: read a line, run a slash command or a turn, until the person leaves."""
+    async with oracle:
+        click.echo(
+            f"oracle chat on thread {state.thread!r} with {oracle.model.name}; "
+            "/help for commands, /quit or Ctrl-D to leave."
+        )
+        failed = [f.plugin for f in oracle.registry.failures]
+        if failed:
+            click.echo(
+                f"oracle: {len(failed)} plugin(s) left out ({', '.join(failed)}): "
+                "`oracle plugins` says why",
+                err=True,
+            )
+        while not state.quit:
+            try:
+                line = await reader.read(click.style(PROMPT, bold=True))
+            except (EOFError, KeyboardInterrupt):
+                click.echo()
+                break
+            message = message_of(line)
+            if message is None:
+                if line.strip():
+                    await run_command(line, state, oracle.prompt_report)
+                continue
+            done = await turn(oracle, state.thread, message, verbose=verbose)
+            await settle(oracle, reader, done, lambda events: _shown(events, verbose=verbose))
+
+
+@click.command("chat")
+@thread_option
+@model_option
+@api_base_option
+@api_key_option
+@click.option(
+    "--verbose", "-v", is_flag=True, help="Also show each model call and its prompt tokens."
+)
+def chat_command(
+    thread: str, model: str | None, api_base: str | None, api_key: str | None, verbose: bool
+) -> None:
+    """Talk with the oracle on a thread, with line editing and history.
+
+    /help lists the commands; /quit, Ctrl-D, or Ctrl-C at the prompt leave. Ctrl-C while
+    the oracle works cancels that turn. The history is kept in $ORACLE_HOME/chat_history.
+    """
+    oracle = build_oracle(require_model=True, model=model, api_base=api_base, api_key=api_key)
+    reader = line_reader(oracle.settings.home)
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(session(oracle, reader, ChatState(thread), verbose))

@@ -1,0 +1,48 @@
+"""``oracle mcp``: serve the oracle over MCP on standard input and output."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import logging
+import sys
+import uuid
+
+import click
+
+from oracle_core.cli.common import build_oracle
+from oracle_core.errors import InvalidThreadIdError
+from oracle_core.values.ids import check_thread_id
+
+
+def _thread(ctx: click.Context, param: click.Parameter, value: str | None) -> str:
+    if value is None:
+        return f"mcp-{uuid.uuid4().hex[:16]}"
+    try:
+        return check_thread_id(value)
+    except InvalidThreadIdError as error:
+        raise click.BadParameter(str(error)) from None
+
+
+@click.command("mcp")
+@click.option(
+    "--thread",
+    callback=_thread,
+    help="The thread the session works on [default: a new thread, mcp-<random>].",
+)
+@click.option("--user", default="default", show_default=True, help="Who the calls act for.")
+def mcp_command(thread: str, user: str) -> None:
+    """Serve the oracle's tools over MCP (stdio): the meta-tools and what the gate shows.
+
+    An MCP client (an IDE, an agent, the MCP inspector) starts this command and talks
+    JSON-RPC on its stdin and stdout. The session is one thread: it sees the meta-tools and
+    the tools its loaded capabilities show; a load announces the new tools with
+    notifications/tools/list_changed. Needs oracle-core[mcp].
+    """
+    if importlib.util.find_spec("mcp") is None:
+        raise click.ClickException("oracle mcp needs the MCP SDK: pip install 'oracle-core[mcp]'")
+    from oracle_core.server.mcp.export import serve_stdio
+
+    # Standard output carries the protocol: log lines go to stderr only.
+    logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
+    asyncio.run(serve_stdio(build_oracle(), thread, user))

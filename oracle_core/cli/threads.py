@@ -1,0 +1,164 @@
+"""``oracle threads``: list, show, export and delete the saved conversations."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from oracle_core.cli.common import echo_json, json_option, table, thread_argument
+from oracle_core.cli.store_access import with_store
+from oracle_core.cli.transcript import shorten
+from oracle_core.values.messages import Message, public_message
+
+if TYPE_CHECKING:
+    from oracle_core.store.base import Checkpointer
+
+_DELETE_LEASE_SECONDS = 30.0
+
+
+def when(timestamp: float, now: float | None = None) -> str:
+    """A time as people read it in a listing: ``3 min ago``, ``yesterday 14:02``, a date."""
+    now = time.time() if now is None else now
+    ago = now - timestamp
+    if timestamp <= 0:
+        return "-"
+    if 0 <= ago < 60:
+        return "just now"
+    if 0 <= ago < 3600:
+        return f"{int(ago // 60)} min ago"
+    if 0 <= ago < 86400:
+        return f"{int(ago // 3600)} h ago"
+    return datetime.fromtimestamp(timestamp).strftime("%Y-%m-%d %H:%M")
+
+
+async def _export(store: Checkpointer, thread_id: str) -> dict[str, Any] | None:
+    state = await store.load(thread_id)
+    empty = not (state.messages or state.runs or state.loaded_plugins)
+    if empty and thread_id not in await store.threads():
+        return None
+    return {
+        "thread_id": thread_id,
+        "loaded_plugins": state.loaded_plugins,
+        "messages": [public_message(m) for m in state.messages],
+        "message_tokens": state.message_tokens,
+        "runs": [r.to_json() for r in state.runs],
+        "usage": state.usage.as_dict(),
+    }
+
+
+def _not_found(thread_id: str) -> None:
+    click.echo(f"oracle: no thread {thread_id!r} (oracle threads lists them)", err=True)
+    sys.exit(1)
+
+
+def message_lines(message: Message, limit: int = 400) -> list[str]:
+    """One saved message as it reads in ``oracle threads show``."""
+    role = message.get("role", "?")
+    lines = []
+    if message.get("content"):
+        text = str(message["content"])
+        if role == "tool":
+            lines.append(click.style(f"  ← {shorten(text, limit)}", fg="green"))
+        else:
+            lines.append(f"{click.style(role + ':', bold=True)} {text}")
+    for call in message.get("tool_calls") or []:
+        function = call.get("function", {})
+        line = f"  → {function.get('name')}({shorten(str(function.get('arguments')), limit)})"
+        lines.append(click.style(line, fg="cyan"))
+    return lines
+
+
+@click.group("threads", invoke_without_command=True)
+@click.option("--limit", "-n", default=50, show_default=True, type=click.IntRange(min=1))
+@json_option
+@click.pass_context
+def threads_group(ctx: click.Context, limit: int, as_json: bool) -> None:
+    """List saved threads, most recent first, with their last activity and size.
+
+    `oracle threads show ID`, `export ID` and `delete ID` work on one thread.
+    """
+    if ctx.invoked_subcommand is not None:
+        return
+    summaries = with_store(lambda store: store.thread_summaries(limit=limit))
+    if as_json:
+        echo_json([s.to_json() for s in summaries])
+        return
+    if not summaries:
+        click.echo("No threads yet: `oracle ask` or `oracle chat` make one.")
+        return
+    rows = [
+        [s.thread_id, when(s.updated_at), str(s.messages), str(s.tokens), str(s.runs)]
+        for s in summaries
+    ]
+    click.echo(table(rows, ["THREAD", "LAST ACTIVITY", "MESSAGES", "TOKENS", "RUNS"]))
+
+
+@threads_group.command("show")
+@thread_argument
+@json_option
+def show_command(thread_id: str, as_json: bool) -> None:
+    """Show thread ID: its messages, tool calls, loaded plugins and token use."""
+    data = with_store(lambda store: _export(store, thread_id))
+    if data is None:
+        _not_found(thread_id)
+        return
+    if as_json:
+        echo_json(data)
+        return
+    usage = data["usage"]
+    click.echo(
+        f"Thread {thread_id!r}: {len(data['messages'])} messages, {len(data['runs'])} runs, "
+        f"loaded: {', '.join(data['loaded_plugins']) or 'nothing'}; "
+        f"{usage['prompt_tokens']} prompt + {usage['completion_tokens']} completion tokens"
+    )
+    for message in data["messages"]:
+        for line in message_lines(message):
+            click.echo(line)
+
+
+@threads_group.command("export")
+@thread_argument
+def export_command(thread_id: str) -> None:
+    """Print thread ID as one JSON document (messages, loaded plugins, runs, usage)."""
+    data = with_store(lambda store: _export(store, thread_id))
+    if data is None:
+        _not_found(thread_id)
+        return
+    echo_json(data)
+
+
+@threads_group.command("delete")
+@thread_argument
+@click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
+def delete_command(thread_id: str, yes: bool) -> None:
+    """Delete thread ID and everything saved for it (it cannot be undone).
+
+    A thread with a run in progress (in any process sharing the store) is not deleted.
+    """
+    if not yes and sys.stdin.isatty():
+        click.confirm(f"Delete thread {thread_id!r} for good?", abort=True)
+
+    async def delete(store: Checkpointer) -> str:
+        owner = f"oracle-threads-delete:{os.getpid()}"
+        if not await store.acquire(thread_id, owner, _DELETE_LEASE_SECONDS):
+            return "busy"
+        try:
+            return "deleted" if await store.delete(thread_id) else "missing"
+        finally:
+            await store.release(thread_id, owner)
+
+    outcome = with_store(delete)
+    if outcome == "missing":
+        _not_found(thread_id)
+    if outcome == "busy":
+        click.echo(
+            f"oracle: thread {thread_id!r} has a run in progress; delete it once the run ends",
+            err=True,
+        )
+        sys.exit(1)
+    click.echo(f"Deleted thread {thread_id!r}.")

@@ -1,0 +1,408 @@
+"""One connection to an MCP server, through the official SDK's :class:`mcp.Client`.
+
+The connection starts its server on first need (a call, or a load of its plugin), keeps
+one session open, and hands calls to it from any task of the event loop. A server that
+exits or stops answering is restarted on the next call, after a backoff that doubles with
+each failure in a row; after ``max_restarts`` of them it counts as failed and its calls
+are tool errors naming it. ``notifications/tools/list_changed`` makes it list the tools
+again and tell its listener. Closing it stops the server.
+
+The session uses the initialize handshake (``mode="legacy"``), which every server of the
+2025 protocol revisions speaks, so change notifications arrive on the session itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, Any, Literal
+
+from oracle_core.errors import ToolError
+from oracle_core.plugins.mcp.config import MCPServer
+from oracle_core.plugins.mcp.listing import Listing, build_listing
+
+if TYPE_CHECKING:
+    from mcp import Client
+    from mcp.client.session import MessageHandlerFnT
+    from mcp.types import CallToolResult
+
+log = logging.getLogger("oracle_core.plugins.mcp")
+
+State = Literal["idle", "starting", "running", "crashed", "failed", "stopped"]
+"""Where a server is: not started yet, starting, running, exited (restarts on the next
+call), failed (too many restarts in a row: left out until the oracle is rebuilt), stopped."""
+
+MAX_BACKOFF = 30.0
+"""The longest wait before a restart, however many failures came before."""
+
+_LIST_PAGES = 20
+"""Pages of ``tools/list`` read at most: a server that pages forever cannot hang a listing."""
+
+ListingListener = Callable[[Listing], Awaitable[None]]
+
+
+def describe(error: BaseException) -> str:
+    """``error`` in one short line; an exception group (anyio's) by its first leaf."""
+    while isinstance(error, BaseExceptionGroup) and error.exceptions:
+        error = error.exceptions[0]
+    if isinstance(error, TimeoutError):
+        return "it did not answer in time"
+    return f"{type(error).__name__}: {str(error)[:300]}"
+
+
+@asynccontextmanager
+async def _http_transport(url: str, headers: dict[str, str]) -> AsyncIterator[Any]:
+    """A streamable HTTP transport whose HTTP client (with the configured headers) closes with it."""
+    import httpx2
+    from mcp.client.streamable_http import streamable_http_client
+
+    timeout = httpx2.Timeout(30.0, read=300.0)
+    async with (
+        httpx2.AsyncClient(headers=headers, timeout=timeout) as http,
+        streamable_http_client(url, http_client=http) as streams,
+    ):
+        yield streams
+
+
+def new_client(definition: MCPServer, on_message: MessageHandlerFnT) -> Client:
+    """An SDK client for ``definition`` (not entered yet)."""
+    from mcp import Client, StdioServerParameters
+
+    server: Any
+    if definition.command:
+        server = StdioServerParameters(
+            command=definition.command,
+            args=list(definition.args),
+            env=dict(definition.env) or None,
+            cwd=definition.cwd,
+            encoding_error_handler="replace",
+        )
+    else:
+        assert definition.url is not None
+        server = _http_transport(definition.url, dict(definition.headers))
+    return Client(
+        server,
+        mode="legacy",
+        cache=None,
+        message_handler=on_message,
+        read_timeout_seconds=definition.start_timeout,
+    )
+
+
+async def list_tools(client: Client, definition: MCPServer) -> Listing:
+    """Every page of ``tools/list``, bounded and checked."""
+    tools: list[dict[str, Any]] = []
+    cursor: str | None = None
+    for _ in range(_LIST_PAGES):
+        page = await client.list_tools(cursor=cursor, cache_mode="bypass")
+        tools += [t.model_dump(by_alias=True, exclude_none=True) for t in page.tools]
+        cursor = page.next_cursor
+        if not cursor:
+            break
+    info = client.server_info
+    server = f"{info.name} {info.version}".strip() if info is not None else ""
+    return build_listing(definition, tools, instructions=client.instructions, server=server)
+
+
+async def fetch_listing(definition: MCPServer) -> Listing:
+    """Start the server, list its tools, stop it (for a server with no cached listing).
+
+    Raises:
+        Exception: whatever starting or listing raised; the caller names the server.
+    """
+
+    async def ignore(message: Any) -> None:
+        return None
+
+    with _deadline(definition.start_timeout):
+        async with new_client(definition, ignore) as client:
+            return await list_tools(client, definition)
+
+
+@contextlib.contextmanager
+def _deadline(seconds: float) -> Any:
+    import anyio
+
+    with anyio.fail_after(seconds):
+        yield
+
+
+class ServerConnection:
+    """A lazily started, restarted-on-crash session with one MCP server.
+
+    Args:
+        definition: the server.
+        listing: its tools as the oracle was built with them (from the cache or a fetch).
+        on_listing: told about each new listing (after ``tools/list_changed``).
+    """
+
+    def __init__(
+        self,
+        definition: MCPServer,
+        listing: Listing,
+        on_listing: ListingListener | None = None,
+    ) -> None:
+        self.definition = definition
+        self.listing = listing
+        self.on_listing = on_listing
+        self.state: State = "idle"
+        self.error: str | None = None
+        self.restarts = 0
+        self.starts = 0
+        self._failures = 0
+        self._failed_at = 0.0
+        self._client: Client | None = None
+        self._stop: asyncio.Event | None = None
+        self._owner: asyncio.Task[None] | None = None
+        self._lock: asyncio.Lock | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._dirty = False
+        self._relisting: asyncio.Task[None] | None = None
+        self.generation = 0
+        """How many times the server's tool listing changed since the oracle was built."""
+        self._next: asyncio.Event | None = None
+
+    @property
+    def name(self) -> str:
+        """The server's (and its plugin's) name."""
+        return self.definition.name
+
+    def status(self) -> dict[str, Any]:
+        """The server's state for ``oracle plugins`` and logs (never its secrets)."""
+        return {
+            "state": self.state,
+            "transport": self.definition.transport,
+            "tools": len(self.listing.tools),
+            "starts": self.starts,
+            "restarts": self.restarts,
+            "error": self.error,
+        }
+
+    async def start(self) -> None:
+        """Start the server now if it is not running (a failed one is not retried).
+
+        Raises:
+            ToolError: naming the server, when it cannot be started.
+        """
+        await self._session()
+
+    async def call(self, remote: str, arguments: dict[str, Any]) -> CallToolResult:
+        """Call the server's tool ``remote`` with ``arguments`` (already validated).
+
+        Raises:
+            ToolError: naming the server, when it is down, fails to answer in time, exits
+                during the call, or answers with something that is not a tool result.
+        """
+        client = await self._session()
+        timeout = self.definition.timeout
+        try:
+            async with asyncio.timeout(timeout + 1):
+                result = await client.call_tool(remote, arguments, read_timeout_seconds=timeout)
+        except TimeoutError:
+            raise ToolError(
+                f"MCP server {self.name!r} did not answer {remote!r} within {timeout:g} s"
+            ) from None
+        except Exception as error:
+            if self._closed(error):
+                await self._crashed(f"it exited during a call of {remote!r}")
+                raise ToolError(
+                    f"MCP server {self.name!r} exited during the call; it will be restarted "
+                    "on the next call"
+                ) from None
+            raise ToolError(
+                f"MCP server {self.name!r} answered {remote!r} with an error or an invalid "
+                f"result ({describe(error)})"
+            ) from None
+        self._failures = 0
+        return result
+
+    async def next_listing(self, after: int) -> int:
+        """Wait until the listing changed more than ``after`` times; the new generation."""
+        while self.generation <= after:
+            if self._next is None:
+                self._next = asyncio.Event()
+            await self._next.wait()
+        return self.generation
+
+    async def close(self) -> None:
+        """Stop the server (if running) and every task of this connection; no call restarts it."""
+        self.state = "stopped"
+        await self._teardown()
+        for task in list(self._tasks):
+            task.cancel()
+        self._tasks.clear()
+
+    # -- internals -------------------------------------------------------------------------------
+
+    def _closed(self, error: BaseException) -> bool:
+        """Whether ``error`` says the session is gone (the server exited or hung up)."""
+        import anyio
+
+        if isinstance(error, anyio.ClosedResourceError | anyio.BrokenResourceError | EOFError):
+            return True
+        text = str(error).lower()
+        return "connection closed" in text or ("closed" in text and self._owner_done())
+
+    def _owner_done(self) -> bool:
+        return self._owner is None or self._owner.done()
+
+    async def _session(self) -> Client:
+        loop = asyncio.get_running_loop()
+        if self._loop is not loop:  # a new event loop (e.g. a second asyncio.run): start afresh
+            self._loop, self._lock, self._client, self._owner = loop, asyncio.Lock(), None, None
+        assert self._lock is not None
+        async with self._lock:
+            if self._client is not None and not self._owner_done():
+                return self._client
+            if self.state == "stopped":
+                raise ToolError(f"MCP server {self.name!r} was stopped with the oracle")
+            if self.state == "failed":
+                raise ToolError(
+                    f"MCP server {self.name!r} failed ({self.error}) and is left out until the "
+                    "oracle restarts"
+                )
+            await self._backoff()
+            return await self._launch()
+
+    async def _backoff(self) -> None:
+        if not self._failures:
+            return
+        delay = min(self.definition.backoff * 2 ** (self._failures - 1), MAX_BACKOFF)
+        wait = self._failed_at + delay - time.monotonic()
+        if wait > 0:
+            await asyncio.sleep(wait)
+
+    async def _launch(self) -> Client:
+        """Start the owner task and wait until its session is ready (or failed)."""
+        ready: asyncio.Future[Client] = asyncio.get_running_loop().create_future()
+        self._stop = asyncio.Event()
+        self.state = "starting"
+        restart = self.starts > 0
+        self._owner = asyncio.create_task(self._own(ready, self._stop), name=f"mcp-{self.name}")
+        try:
+            async with asyncio.timeout(self.definition.start_timeout):
+                client = await asyncio.shield(ready)
+        except asyncio.CancelledError:  # the call was abandoned: so is this start
+            self._owner.cancel()
+            self._owner, self.state = None, "idle"
+            raise
+        except Exception as error:
+            if isinstance(error, TimeoutError):
+                reason = f"did not start within {self.definition.start_timeout:g} s"
+            else:
+                reason = f"could not start: {describe(error)}"
+            await self._teardown()
+            self._fail(reason)
+            raise ToolError(f"MCP server {self.name!r} {reason}") from None
+        self.starts += 1
+        self.restarts += 1 if restart else 0
+        self.state = "running"
+        self.error = None
+        self._client = client
+        log.info("MCP server %s started", self.name)
+        return client
+
+    async def _own(self, ready: asyncio.Future[Client], stop: asyncio.Event) -> None:
+        """The task that enters and leaves the SDK client (its cancel scopes need one task)."""
+        client: Client | None = None
+        try:
+            async with new_client(self.definition, self._on_message) as client:
+                listing = await list_tools(client, self.definition)
+                if not ready.done():
+                    ready.set_result(client)
+                await self._take(listing)
+                await stop.wait()
+        except BaseException as error:  # the owner must never leak an error into the loop
+            if not ready.done():
+                ready.set_exception(
+                    error if isinstance(error, Exception) else RuntimeError(repr(error))
+                )
+            elif not stop.is_set():
+                log.warning("MCP server %s stopped: %s", self.name, error)
+            if isinstance(error, asyncio.CancelledError | KeyboardInterrupt | SystemExit):
+                raise
+        finally:
+            if client is not None and self._client is client:
+                self._client = None
+
+    async def _teardown(self) -> None:
+        owner, stop = self._owner, self._stop
+        self._client, self._owner = None, None
+        if stop is not None:
+            stop.set()
+        if owner is not None and not owner.done():
+            try:
+                async with asyncio.timeout(5):
+                    await asyncio.shield(owner)
+            except (TimeoutError, Exception):
+                owner.cancel()
+                with contextlib.suppress(BaseException):
+                    await owner
+
+    def _fail(self, reason: str) -> None:
+        self._failures += 1
+        self._failed_at = time.monotonic()
+        self.error = reason
+        if self._failures > self.definition.max_restarts:
+            self.state = "failed"
+            log.error("MCP server %s failed: %s", self.name, reason)
+        else:
+            self.state = "crashed"
+
+    async def _crashed(self, reason: str) -> None:
+        await self._teardown()
+        self._fail(reason)
+        log.warning("MCP server %s %s", self.name, reason)
+
+    async def _on_message(self, message: Any) -> None:
+        method = getattr(message, "method", None)
+        if method != "notifications/tools/list_changed":
+            return  # sampling, elicitation, resources...: not supported (docs/mcp.md)
+        # One listing at a time, and one more after it however many notifications came:
+        # a server that floods list_changed costs two listings, not one per notification.
+        self._dirty = True
+        if self._relisting is None or self._relisting.done():
+            task = asyncio.create_task(self._relist_while_dirty(), name=f"mcp-{self.name}-relist")
+            self._relisting = task
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+
+    async def _relist_while_dirty(self) -> None:
+        while self._dirty:
+            self._dirty = False
+            await self._relist()
+
+    async def _relist(self) -> None:
+        client = self._client
+        if client is None:
+            return
+        try:
+            async with asyncio.timeout(self.definition.start_timeout):
+                listing = await list_tools(client, self.definition)
+        except Exception as error:
+            log.warning("MCP server %s: listing its tools again failed: %s", self.name, error)
+            return
+        await self._take(listing)
+
+    async def _take(self, listing: Listing) -> None:
+        """Adopt a listing the running server gave; tell the listener when it changed."""
+        changed = (
+            listing.raw != self.listing.raw or listing.instructions != self.listing.instructions
+        )
+        self.listing = listing
+        if not changed:
+            return
+        if self.on_listing is not None:
+            try:
+                await self.on_listing(listing)
+            except Exception:
+                log.exception("MCP server %s: taking its new tool listing failed", self.name)
+        self.generation += 1
+        event, self._next = self._next, None
+        if event is not None:
+            event.set()

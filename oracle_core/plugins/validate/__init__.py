@@ -1,0 +1,1 @@
+"""The plugin validator: every problem of one plugin, found at once."""

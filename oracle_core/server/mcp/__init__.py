@@ -1,0 +1,1 @@
+"""MCP export: an oracle served over MCP (``oracle mcp`` on stdio, ``/mcp`` on ``oracle serve``)."""

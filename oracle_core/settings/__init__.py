@@ -1,0 +1,268 @@
+"""Operator settings: environment variables, ``ORACLE_HOME`` and ``oracle.toml``."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from oracle_core.errors import ConfigError
+from oracle_core.plugins.config import load_plugin_config, plugin_overrides
+from oracle_core.settings.reading import ENVIRONMENT, env_flag, env_number, read_config
+from oracle_core.values.limits import RunLimits
+
+DEFAULT_TIER1_BUDGET = 400
+"""Tokens the Tier-1 block may cost before a warning names the most expensive plugins."""
+
+DEFAULT_LIST_LIMIT = 40
+"""Plugins ``list_capabilities()`` lists one by one; past it, categories and a hint to search."""
+
+DEFAULT_HOOK_TIMEOUT = 10.0
+"""Seconds one plugin hook may take (assembly, startup, shutdown) before it counts as hung."""
+
+
+def _names(value: str | None) -> tuple[str, ...] | None:
+    if value is None:
+        return None
+    return tuple(part.strip() for part in value.split(",") if part.strip())
+
+
+_RUN_LIMIT_VARIABLES: tuple[tuple[str, str, type, str], ...] = (
+    ("ORACLE_MAX_STEPS", "max_steps", int, "model calls"),
+    ("ORACLE_TOOL_CONCURRENCY", "tool_concurrency", int, "tool calls"),
+    ("ORACLE_TOOL_TIMEOUT", "tool_timeout", float, "seconds"),
+    ("ORACLE_MAX_RESULT_BYTES", "max_result_bytes", int, "bytes"),
+    ("ORACLE_MAX_TEXT_BYTES", "max_text_bytes", int, "bytes"),
+    ("ORACLE_RUN_TIMEOUT", "run_timeout", float, "seconds"),
+    ("ORACLE_SYNC_TOOL_WORKERS", "sync_tool_workers", int, "threads"),
+    ("ORACLE_BUSY_WAIT", "busy_wait", float, "seconds"),
+    ("ORACLE_LEASE_TTL", "lease_ttl", float, "seconds"),
+)
+"""The environment variables that set :class:`~oracle_core.values.limits.RunLimits` fields
+(each a count of at least 1 or a time above 0, except ``busy_wait``, which may be 0)."""
+
+
+def _database_url(value: str | None) -> str | None:
+    url = (value or "").strip()
+    if not url:
+        return None
+    if not url.startswith(("postgresql://", "postgres://")):
+        shown = url.split("@")[-1][:60]  # never echo a password
+        raise ConfigError(
+            f"ORACLE_DATABASE_URL must be a postgresql:// URL (e.g. "
+            f"postgresql://user@host:5432/oracle), not one ending {shown!r}; unset it to keep "
+            "threads in SQLite under ORACLE_HOME",
+            source=ENVIRONMENT,
+            key="ORACLE_DATABASE_URL",
+            expected="a postgresql:// URL",
+        )
+    return url
+
+
+def _run_limits(env: Mapping[str, str]) -> RunLimits:
+    values: dict[str, Any] = {}
+    defaults = RunLimits()
+    for variable, name, kind, unit in _RUN_LIMIT_VARIABLES:
+        default = getattr(defaults, name)
+        if name == "busy_wait":
+            value = env_number(env, variable, float, default, minimum=0, unit=unit)
+        elif kind is int:
+            value = env_number(env, variable, int, default, minimum=1, unit=unit)
+        else:
+            value = env_number(env, variable, float, default, positive=True, unit=unit)
+        values[name] = value
+    return RunLimits(**values)
+
+
+def default_home() -> Path:
+    """The platform's user data folder for ``oracle`` (used when ``ORACLE_HOME`` is unset)."""
+    from platformdirs import user_data_path
+
+    return user_data_path("oracle", appauthor=False)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything an operator configures, read from the environment by :meth:`from_env`.
+
+    Attributes:
+        home: ``ORACLE_HOME``; holds ``oracle.db`` and ``oracle.toml``.
+        model: ``ORACLE_MODEL``, a litellm model string, or ``demo`` for the offline
+            stand-in (``None``: no model configured; ``oracle ask`` and ``oracle chat``
+            refuse to run, an :class:`~oracle_core.Oracle` built in code uses the stand-in).
+        api_base: ``ORACLE_API_BASE``, the model server's base URL.
+        api_key: ``ORACLE_API_KEY``, the key for the model server (default: the provider's
+            own variable, such as ``OPENAI_API_KEY``); never shown.
+        load_plugins: ``ORACLE_LOAD_PLUGINS`` as names; ``None`` loads every installed plugin,
+            an empty tuple loads none.
+        disable_plugins: ``ORACLE_DISABLE_PLUGINS`` as names.
+        strict: ``ORACLE_STRICT_PLUGINS=1``: any plugin failure is fatal.
+        tier1_budget: ``ORACLE_TIER1_BUDGET``, tokens the Tier-1 block may cost.
+        trace_plugins: ``ORACLE_TRACE_PLUGINS=1`` prints every hook call to stderr.
+        hook_timeout: ``ORACLE_HOOK_TIMEOUT``, seconds one plugin hook may take; a hook
+            that takes longer is reported as a failure of its plugin, which is left out.
+        list_limit: ``ORACLE_LIST_LIMIT``, the most plugins ``list_capabilities`` lists at
+            once; a larger catalog is shown as categories, one category a page.
+        embedding_model: ``ORACLE_EMBEDDING_MODEL``, a litellm embedding model for the
+            semantic ranker of capability search (``none``: lexical only; unset: wordllama
+            when ``oracle-core[search]`` is installed).
+        embedding_api_base: ``ORACLE_EMBEDDING_API_BASE``, its server (default ``api_base``).
+        run_limits: how far a run may go (``ORACLE_MAX_STEPS``, ``ORACLE_TOOL_CONCURRENCY``,
+            ``ORACLE_TOOL_TIMEOUT``, ``ORACLE_MAX_RESULT_BYTES``, ``ORACLE_MAX_TEXT_BYTES``,
+            ``ORACLE_RUN_TIMEOUT``, ``ORACLE_SYNC_TOOL_WORKERS``, ``ORACLE_BUSY_WAIT``,
+            ``ORACLE_LEASE_TTL``).
+        database_url: ``ORACLE_DATABASE_URL``, a ``postgresql://`` URL: threads are kept in
+            Postgres (``oracle-core[postgres]``), shared by every process using it; unset
+            keeps them in SQLite at :attr:`database_path`.
+        database_pool_size: ``ORACLE_DATABASE_POOL_SIZE``, connections one process opens to
+            Postgres at most (default 10).
+    """
+
+    home: Path = field(default_factory=default_home)
+    model: str | None = None
+    api_base: str | None = None
+    api_key: str | None = field(default=None, repr=False)
+    load_plugins: tuple[str, ...] | None = None
+    disable_plugins: tuple[str, ...] = ()
+    strict: bool = False
+    tier1_budget: int = DEFAULT_TIER1_BUDGET
+    trace_plugins: bool = False
+    hook_timeout: float = DEFAULT_HOOK_TIMEOUT
+    list_limit: int = DEFAULT_LIST_LIMIT
+    embedding_model: str | None = None
+    embedding_api_base: str | None = None
+    run_limits: RunLimits = field(default_factory=RunLimits)
+    database_url: str | None = field(default=None, repr=False)
+    database_pool_size: int = 10
+    env: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
+        """Read settings from ``env`` (default ``os.environ``); ``overrides`` win."""
+        env = dict(os.environ if env is None else env)
+        home = env.get("ORACLE_HOME")
+        values: dict[str, Any] = {
+            "home": Path(home).expanduser() if home else default_home(),
+            "model": env.get("ORACLE_MODEL") or None,
+            "api_base": env.get("ORACLE_API_BASE") or None,
+            "load_plugins": _names(env.get("ORACLE_LOAD_PLUGINS")),
+            "disable_plugins": _names(env.get("ORACLE_DISABLE_PLUGINS")) or (),
+            "api_key": env.get("ORACLE_API_KEY") or None,
+            "strict": env_flag(env, "ORACLE_STRICT_PLUGINS"),
+            "tier1_budget": env_number(
+                env, "ORACLE_TIER1_BUDGET", int, DEFAULT_TIER1_BUDGET, minimum=0, unit="tokens"
+            ),
+            "trace_plugins": env_flag(env, "ORACLE_TRACE_PLUGINS"),
+            "hook_timeout": env_number(
+                env,
+                "ORACLE_HOOK_TIMEOUT",
+                float,
+                DEFAULT_HOOK_TIMEOUT,
+                positive=True,
+                unit="seconds",
+            ),
+            "list_limit": env_number(
+                env, "ORACLE_LIST_LIMIT", int, DEFAULT_LIST_LIMIT, minimum=1, unit="plugins"
+            ),
+            "embedding_model": env.get("ORACLE_EMBEDDING_MODEL") or None,
+            "embedding_api_base": env.get("ORACLE_EMBEDDING_API_BASE") or None,
+            "run_limits": _run_limits(env),
+            "database_url": _database_url(env.get("ORACLE_DATABASE_URL")),
+            "database_pool_size": env_number(
+                env, "ORACLE_DATABASE_POOL_SIZE", int, 10, minimum=1, unit="connections"
+            ),
+            "env": env,
+        }
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        return cls(**values)
+
+    @property
+    def database_path(self) -> Path:
+        """The SQLite database file, ``$ORACLE_HOME/oracle.db``."""
+        return self.home / "oracle.db"
+
+    @property
+    def config_path(self) -> Path:
+        """The configuration file, ``$ORACLE_HOME/oracle.toml``."""
+        return self.home / "oracle.toml"
+
+    @cached_property
+    def _config(self) -> dict[str, Any]:
+        return read_config(self.config_path)
+
+    def check_config(self) -> None:
+        """Read ``oracle.toml`` now, so a malformed file fails before anything is built.
+
+        Raises:
+            ConfigError: naming the file, the line and the key at fault.
+        """
+        self._config  # noqa: B018 (read for its check)
+
+    def configured_plugins(self) -> list[str]:
+        """The plugins that have a ``[plugins.<name>]`` table in ``oracle.toml``, in file order."""
+        return list(self._config.get("plugins", {}))
+
+    def plugin_section(self, plugin: str) -> dict[str, Any]:
+        """``[plugins.<plugin>]`` of ``oracle.toml`` as written (no secrets resolved)."""
+        section = self._config.get("plugins", {}).get(plugin, {})
+        return dict(section) if isinstance(section, dict) else {}
+
+    def mcp_config(self) -> dict[str, Any]:
+        """The ``[mcp]`` tables of ``oracle.toml`` as written: one ``[mcp.<name>]`` per MCP
+        server (read by :mod:`oracle_core.plugins.mcp.config`, see docs/mcp.md)."""
+        return {"mcp": self._config.get("mcp", {})} if "mcp" in self._config else {}
+
+    def surface_config(self) -> dict[str, Any]:
+        """The ``[surface]`` table of ``oracle.toml`` (empty when there is none).
+
+        ``kind = "catalog"`` (the default) or ``kind = "specialist"`` with
+        ``tools = ["plugin.tool", ...]``; read by the oracle, see docs/surfaces.md.
+
+        Raises:
+            SurfaceError: when ``surface`` is not a table.
+        """
+        section = self._config.get("surface", {})
+        if not isinstance(section, dict):
+            from oracle_core.errors import SurfaceError
+
+            raise SurfaceError(
+                f"{self.config_path}: surface must be a table ([surface]), "
+                f"not {type(section).__name__}"
+            )
+        return dict(section)
+
+    def approvals_config(self) -> Any:
+        """The ``[approvals]`` table of ``oracle.toml`` as written (``{}`` when there is none).
+
+        ``tools = ["plugin.tool", "tool", ...]`` (calls that need a person's approval) and
+        ``deadline = <seconds>``; read and checked by
+        :class:`~oracle_core.run.waits.approvals.ApprovalPolicy`, see docs/waits.md.
+        """
+        return self._config.get("approvals", {})
+
+    @cached_property
+    def plugin_overrides(self) -> dict[str, str]:
+        """The ``ORACLE_PLUGIN_<NAME>__<KEY>`` variables of :attr:`env`, picked out once for
+        every plugin's configuration (see :func:`~oracle_core.plugins.config.plugin_overrides`)."""
+        return plugin_overrides(self.env)
+
+    def plugin_config(self, plugin: str) -> dict[str, Any]:
+        """The configuration of one plugin, as a plain dict (see :mod:`oracle_core.plugins.config`).
+
+        Read from ``[plugins.<plugin>]`` in ``oracle.toml``; a value written as
+        ``"$VAR"`` or ``{ "$env" = "VAR" }`` is read from the environment variable ``VAR``
+        (for secrets); ``ORACLE_PLUGIN_<PLUGIN>__<KEY>`` (upper case, ``-`` as ``_``, and a
+        double underscore between plugin and key so ``web`` and ``web-search`` never share
+        a variable) overrides ``<key>``. A plugin that declares a config model gets it
+        validated at assembly instead.
+
+        Raises:
+            PluginConfigError: a ``$env`` reference names a variable that is not set.
+        """
+        values: dict[str, Any] = load_plugin_config(
+            plugin, None, self.plugin_section(plugin), self.env, self.plugin_overrides
+        )
+        return values

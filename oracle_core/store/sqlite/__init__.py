@@ -1,0 +1,1 @@
+"""The embedded default store: one SQLite file (stdlib ``sqlite3``, WAL mode)."""

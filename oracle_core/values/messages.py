@@ -1,0 +1,199 @@
+"""The values that flow through a run: model requests and responses, tool calls and results."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # annotations only: the events a CLI prints need neither
+    from oracle_core.authoring.tools.tool import Tool
+    from oracle_core.values.operations import Operation
+
+Message = dict[str, Any]
+"""One chat message in OpenAI format (``{"role": ..., "content": ..., ...}``)."""
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Token use reported by the provider for one model call (or summed over several)."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        """Prompt plus completion tokens."""
+        return self.prompt_tokens + self.completion_tokens
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.prompt_tokens + other.prompt_tokens,
+            self.completion_tokens + other.completion_tokens,
+        )
+
+    def as_dict(self) -> dict[str, int]:
+        """The usage as JSON-ready numbers."""
+        return {
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "total_tokens": self.total_tokens,
+        }
+
+
+@dataclass(frozen=True)
+class ModelRequest:
+    """One model call about to be made. Immutable: a middleware returns a changed copy.
+
+    Make a changed copy with :meth:`replace` (``request.replace(tools=(*request.tools, t))``);
+    two requests never share a mutable list, so a change made for one user or one thread is
+    never seen by another.
+
+    Attributes:
+        thread_id: the thread being worked on.
+        run_id: the run making the call.
+        step: 1 for the run's first model call, then 2, 3, ...
+        model: the model string.
+        system_prompt: the system prompt (Tier-1 block included).
+        messages: the conversation so far, without the system message (read-only).
+        tools: the tools shown to the model, as chosen by the capability gate.
+        options: extra keyword arguments for the model call (``temperature``, ...).
+        user_id: who the run acts for.
+    """
+
+    thread_id: str
+    run_id: str
+    step: int
+    model: str
+    system_prompt: str
+    messages: tuple[Mapping[str, Any], ...]
+    tools: tuple[Tool, ...]
+    options: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    user_id: str = "default"
+
+    def __post_init__(self) -> None:
+        # Callers may pass lists and dicts; what the request holds can never be mutated.
+        object.__setattr__(self, "messages", tuple(self.messages))
+        object.__setattr__(self, "tools", tuple(self.tools))
+        if not isinstance(self.options, MappingProxyType):
+            object.__setattr__(self, "options", MappingProxyType(dict(self.options)))
+
+    def replace(self, **changes: Any) -> ModelRequest:
+        """A copy of this request with ``changes`` (``tools=``, ``options=``, ``messages=``...)."""
+        return dataclasses.replace(self, **changes)
+
+    @property
+    def tool_names(self) -> tuple[str, ...]:
+        """The names of the tools shown, in order."""
+        return tuple(t.name for t in self.tools)
+
+    def openai_messages(self) -> list[Message]:
+        """The messages as sent: the system prompt first, private keys removed."""
+        system: list[Message] = [{"role": "system", "content": self.system_prompt}]
+        return system + [public_message(m) for m in self.messages]
+
+    def openai_tools(self) -> list[dict[str, Any]]:
+        """The tools as OpenAI function definitions, in the order shown."""
+        return [t.openai_schema() for t in self.tools]
+
+
+@dataclass(frozen=True)
+class ModelResponse:
+    """What the model answered: an assistant message (text and/or tool calls) and usage."""
+
+    message: Mapping[str, Any]
+    usage: Usage = field(default_factory=lambda: Usage())
+
+    @property
+    def tool_calls(self) -> list[dict[str, Any]]:
+        """The tool calls of the assistant message (OpenAI format)."""
+        return list(self.message.get("tool_calls") or [])
+
+    @property
+    def text(self) -> str:
+        """The text of the assistant message ("" when it has none)."""
+        return str(self.message.get("content") or "")
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One tool call the model asked for, on its way to being run. Immutable.
+
+    A middleware that wants to change a call returns ``call.replace(...)``; the run loop
+    checks a replaced call against the capability gate again, so no change can run a tool
+    the model was not shown. What the model was shown is the run loop's own record, not a
+    field of the call.
+
+    Attributes:
+        id: the provider's call id.
+        name: the tool name the model used.
+        arguments: the raw JSON text of the arguments, as the model wrote it.
+        thread_id: the thread the call belongs to.
+        run_id: the run making it.
+        loaded: the on-demand plugins loaded in the thread when the call was made.
+        user_id: who the run acts for.
+    """
+
+    id: str
+    name: str
+    arguments: str
+    thread_id: str
+    run_id: str
+    loaded: tuple[str, ...] = ()
+    user_id: str = "default"
+
+    def replace(self, **changes: Any) -> ToolCall:
+        """A copy of this call with ``changes`` (``name=``, ``arguments=``...)."""
+        return dataclasses.replace(self, **changes)
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """The outcome of a tool call, sent back to the model as a tool message. Immutable.
+
+    Attributes:
+        call_id: the id of the call it answers.
+        name: the tool name.
+        content: the text the model reads.
+        is_error: the call failed (bad arguments, the tool raised, timed out, ...).
+        refused: the capability gate refused to run the call.
+        loaded: plugins a ``load_capability`` call loaded.
+        value: what the tool function returned, before it became ``content`` (never saved).
+        error: the exception the call failed with, when it raised (never saved).
+        operation: the operation the call made (never saved): a ``pending`` wait (the
+            call did not run: the run stops to wait for it) or a ``running`` background
+            call (``content`` tells the model its id).
+    """
+
+    call_id: str
+    name: str
+    content: str
+    is_error: bool = False
+    refused: bool = False
+    loaded: tuple[str, ...] = ()
+    value: Any = field(default=None, repr=False, compare=False)
+    error: BaseException | None = field(default=None, repr=False, compare=False)
+    operation: Operation | None = field(default=None, repr=False, compare=False)
+
+    def replace(self, **changes: Any) -> ToolResult:
+        """A copy of this result with ``changes``."""
+        return dataclasses.replace(self, **changes)
+
+    def message(self) -> Message:
+        """The result as an OpenAI tool message."""
+        return {"role": "tool", "tool_call_id": self.call_id, "content": self.content}
+
+
+def public_message(message: Mapping[str, Any]) -> Message:
+    """Return ``message`` without the core's private bookkeeping keys (``_``-prefixed)."""
+    return {k: v for k, v in message.items() if not k.startswith("_")}
+
+
+def content_of(value: Any) -> str:
+    """The text the model reads for a tool's return value: strings as is, the rest as JSON."""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, default=str)
