@@ -13,180 +13,261 @@ The public API is everything in ``__all__``, in two faces:
 Internals (the registry, bound tools, the run loop) live in their modules and may change.
 """
 
+import ast
 import importlib
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+# The export table: each public name and the module that defines it, written once. Type
+# checkers read it as it stands ("X as X" re-exports X); at run time the names are imported
+# on first use (PEP 562), so ``import oracle_core`` and ``oracle --help`` do not pay for the
+# whole framework: ``_exports`` reads this block from the source.
 if TYPE_CHECKING:
-    from oracle_core.authoring.manifest import ManifestWarning
-    from oracle_core.capabilities.surface import Catalog, Specialist, Surface
+    from oracle_core.authoring.manifest import ManifestWarning as ManifestWarning
+    from oracle_core.capabilities.surface import (
+        Catalog as Catalog,
+    )
+    from oracle_core.capabilities.surface import (
+        Specialist as Specialist,
+    )
+    from oracle_core.capabilities.surface import (
+        Surface as Surface,
+    )
     from oracle_core.errors import (
-        ApprovalConfigError,
-        ConfigError,
-        CredentialMissingError,
-        CredentialUnreadableError,
-        DecisionConflictError,
-        DependencyError,
-        InvalidCredentialError,
-        InvalidThreadIdError,
-        ManifestError,
-        MiddlewareError,
-        ModelError,
-        OperationError,
-        OperationNotFoundError,
-        OracleClosedError,
-        OracleError,
-        PluginConfigError,
-        PluginConflictError,
-        PluginError,
-        PluginLoadError,
-        RunLimitError,
-        SecretKeyError,
-        StoreSchemaError,
-        StrictPluginError,
-        SurfaceError,
-        ThreadConflictError,
-        ThreadWaitingError,
-        ToolArgumentsError,
-        ToolDefinitionError,
-        ToolError,
-        UnknownConnectionError,
+        ApprovalConfigError as ApprovalConfigError,
     )
-    from oracle_core.models.base import Model
-    from oracle_core.oracle import Oracle
+    from oracle_core.errors import (
+        ConfigError as ConfigError,
+    )
+    from oracle_core.errors import (
+        CredentialMissingError as CredentialMissingError,
+    )
+    from oracle_core.errors import (
+        CredentialUnreadableError as CredentialUnreadableError,
+    )
+    from oracle_core.errors import (
+        DecisionConflictError as DecisionConflictError,
+    )
+    from oracle_core.errors import (
+        DependencyError as DependencyError,
+    )
+    from oracle_core.errors import (
+        InvalidCredentialError as InvalidCredentialError,
+    )
+    from oracle_core.errors import (
+        InvalidThreadIdError as InvalidThreadIdError,
+    )
+    from oracle_core.errors import (
+        ManifestError as ManifestError,
+    )
+    from oracle_core.errors import (
+        MiddlewareError as MiddlewareError,
+    )
+    from oracle_core.errors import (
+        ModelError as ModelError,
+    )
+    from oracle_core.errors import (
+        OperationError as OperationError,
+    )
+    from oracle_core.errors import (
+        OperationNotFoundError as OperationNotFoundError,
+    )
+    from oracle_core.errors import (
+        OracleClosedError as OracleClosedError,
+    )
+    from oracle_core.errors import (
+        OracleError as OracleError,
+    )
+    from oracle_core.errors import (
+        PluginConfigError as PluginConfigError,
+    )
+    from oracle_core.errors import (
+        PluginConflictError as PluginConflictError,
+    )
+    from oracle_core.errors import (
+        PluginError as PluginError,
+    )
+    from oracle_core.errors import (
+        PluginLoadError as PluginLoadError,
+    )
+    from oracle_core.errors import (
+        RunLimitError as RunLimitError,
+    )
+    from oracle_core.errors import (
+        SecretKeyError as SecretKeyError,
+    )
+    from oracle_core.errors import (
+        StoreSchemaError as StoreSchemaError,
+    )
+    from oracle_core.errors import (
+        StrictPluginError as StrictPluginError,
+    )
+    from oracle_core.errors import (
+        SurfaceError as SurfaceError,
+    )
+    from oracle_core.errors import (
+        ThreadConflictError as ThreadConflictError,
+    )
+    from oracle_core.errors import (
+        ThreadWaitingError as ThreadWaitingError,
+    )
+    from oracle_core.errors import (
+        ToolArgumentsError as ToolArgumentsError,
+    )
+    from oracle_core.errors import (
+        ToolDefinitionError as ToolDefinitionError,
+    )
+    from oracle_core.errors import (
+        ToolError as ToolError,
+    )
+    from oracle_core.errors import (
+        UnknownConnectionError as UnknownConnectionError,
+    )
+    from oracle_core.models.base import Model as Model
+    from oracle_core.oracle import Oracle as Oracle
     from oracle_core.plugin import (
-        Connection,
-        Example,
-        MCPServer,
-        Middleware,
-        ModelHandler,
-        ModelRequest,
-        ModelResponse,
-        OracleHandle,
-        PluginHost,
-        PluginManifest,
-        Route,
-        Secret,
-        SQLiteStore,
-        Tool,
-        ToolCall,
-        ToolContext,
-        ToolHandler,
-        ToolHost,
-        ToolResult,
-        Visibility,
-        connect_sqlite,
-        hookimpl,
-        hookspec,
-        tool,
+        Connection as Connection,
     )
-    from oracle_core.settings import Settings
-    from oracle_core.store import Checkpointer, MemoryCheckpointer, SQLiteCheckpointer
+    from oracle_core.plugin import (
+        Example as Example,
+    )
+    from oracle_core.plugin import (
+        MCPServer as MCPServer,
+    )
+    from oracle_core.plugin import (
+        Middleware as Middleware,
+    )
+    from oracle_core.plugin import (
+        ModelHandler as ModelHandler,
+    )
+    from oracle_core.plugin import (
+        ModelRequest as ModelRequest,
+    )
+    from oracle_core.plugin import (
+        ModelResponse as ModelResponse,
+    )
+    from oracle_core.plugin import (
+        OracleHandle as OracleHandle,
+    )
+    from oracle_core.plugin import (
+        PluginHost as PluginHost,
+    )
+    from oracle_core.plugin import (
+        PluginManifest as PluginManifest,
+    )
+    from oracle_core.plugin import (
+        Route as Route,
+    )
+    from oracle_core.plugin import (
+        Secret as Secret,
+    )
+    from oracle_core.plugin import (
+        SQLiteStore as SQLiteStore,
+    )
+    from oracle_core.plugin import (
+        Tool as Tool,
+    )
+    from oracle_core.plugin import (
+        ToolCall as ToolCall,
+    )
+    from oracle_core.plugin import (
+        ToolContext as ToolContext,
+    )
+    from oracle_core.plugin import (
+        ToolHandler as ToolHandler,
+    )
+    from oracle_core.plugin import (
+        ToolHost as ToolHost,
+    )
+    from oracle_core.plugin import (
+        ToolResult as ToolResult,
+    )
+    from oracle_core.plugin import (
+        Visibility as Visibility,
+    )
+    from oracle_core.plugin import (
+        connect_sqlite as connect_sqlite,
+    )
+    from oracle_core.plugin import (
+        hookimpl as hookimpl,
+    )
+    from oracle_core.plugin import (
+        hookspec as hookspec,
+    )
+    from oracle_core.plugin import (
+        tool as tool,
+    )
+    from oracle_core.settings import Settings as Settings
+    from oracle_core.store import (
+        Checkpointer as Checkpointer,
+    )
+    from oracle_core.store import (
+        MemoryCheckpointer as MemoryCheckpointer,
+    )
+    from oracle_core.store import (
+        SQLiteCheckpointer as SQLiteCheckpointer,
+    )
     from oracle_core.values.events import (
-        ApprovalRequested,
-        CapabilityLoaded,
-        ConnectionRequested,
-        Event,
-        ModelCallStarted,
-        OperationUpdated,
-        RunFinished,
-        RunStarted,
-        TextDelta,
-        ToolCallEvent,
-        ToolResultEvent,
-        UsageEvent,
+        ApprovalRequested as ApprovalRequested,
     )
-    from oracle_core.values.limits import RunLimits
-    from oracle_core.values.messages import Usage
-    from oracle_core.values.operations import Operation
-    from oracle_core.values.result import RunResult
-    from oracle_core.values.threads import RunRecord, ThreadState
+    from oracle_core.values.events import (
+        CapabilityLoaded as CapabilityLoaded,
+    )
+    from oracle_core.values.events import (
+        ConnectionRequested as ConnectionRequested,
+    )
+    from oracle_core.values.events import (
+        Event as Event,
+    )
+    from oracle_core.values.events import (
+        ModelCallStarted as ModelCallStarted,
+    )
+    from oracle_core.values.events import (
+        OperationUpdated as OperationUpdated,
+    )
+    from oracle_core.values.events import (
+        RunFinished as RunFinished,
+    )
+    from oracle_core.values.events import (
+        RunStarted as RunStarted,
+    )
+    from oracle_core.values.events import (
+        TextDelta as TextDelta,
+    )
+    from oracle_core.values.events import (
+        ToolCallEvent as ToolCallEvent,
+    )
+    from oracle_core.values.events import (
+        ToolResultEvent as ToolResultEvent,
+    )
+    from oracle_core.values.events import (
+        UsageEvent as UsageEvent,
+    )
+    from oracle_core.values.limits import RunLimits as RunLimits
+    from oracle_core.values.messages import Usage as Usage
+    from oracle_core.values.operations import Operation as Operation
+    from oracle_core.values.result import RunResult as RunResult
+    from oracle_core.values.threads import (
+        RunRecord as RunRecord,
+    )
+    from oracle_core.values.threads import (
+        ThreadState as ThreadState,
+    )
 
-_EXPORTS: dict[str, str] = {
-    "ApprovalConfigError": "oracle_core.errors",
-    "ApprovalRequested": "oracle_core.values.events",
-    "CapabilityLoaded": "oracle_core.values.events",
-    "Catalog": "oracle_core.capabilities.surface",
-    "Checkpointer": "oracle_core.store",
-    "ConfigError": "oracle_core.errors",
-    "Connection": "oracle_core.plugin",
-    "ConnectionRequested": "oracle_core.values.events",
-    "CredentialMissingError": "oracle_core.errors",
-    "CredentialUnreadableError": "oracle_core.errors",
-    "DecisionConflictError": "oracle_core.errors",
-    "DependencyError": "oracle_core.errors",
-    "Event": "oracle_core.values.events",
-    "Example": "oracle_core.plugin",
-    "InvalidCredentialError": "oracle_core.errors",
-    "InvalidThreadIdError": "oracle_core.errors",
-    "MCPServer": "oracle_core.plugin",
-    "ManifestError": "oracle_core.errors",
-    "ManifestWarning": "oracle_core.authoring.manifest",
-    "MemoryCheckpointer": "oracle_core.store",
-    "Middleware": "oracle_core.plugin",
-    "MiddlewareError": "oracle_core.errors",
-    "Model": "oracle_core.models.base",
-    "ModelCallStarted": "oracle_core.values.events",
-    "ModelError": "oracle_core.errors",
-    "ModelHandler": "oracle_core.plugin",
-    "ModelRequest": "oracle_core.plugin",
-    "ModelResponse": "oracle_core.plugin",
-    "Operation": "oracle_core.values.operations",
-    "OperationError": "oracle_core.errors",
-    "OperationNotFoundError": "oracle_core.errors",
-    "OperationUpdated": "oracle_core.values.events",
-    "Oracle": "oracle_core.oracle",
-    "OracleClosedError": "oracle_core.errors",
-    "OracleError": "oracle_core.errors",
-    "OracleHandle": "oracle_core.plugin",
-    "PluginConfigError": "oracle_core.errors",
-    "PluginConflictError": "oracle_core.errors",
-    "PluginError": "oracle_core.errors",
-    "PluginHost": "oracle_core.plugin",
-    "PluginLoadError": "oracle_core.errors",
-    "PluginManifest": "oracle_core.plugin",
-    "Route": "oracle_core.plugin",
-    "RunFinished": "oracle_core.values.events",
-    "RunLimitError": "oracle_core.errors",
-    "RunLimits": "oracle_core.values.limits",
-    "RunRecord": "oracle_core.values.threads",
-    "RunResult": "oracle_core.values.result",
-    "RunStarted": "oracle_core.values.events",
-    "SQLiteCheckpointer": "oracle_core.store",
-    "SQLiteStore": "oracle_core.plugin",
-    "Secret": "oracle_core.plugin",
-    "SecretKeyError": "oracle_core.errors",
-    "Settings": "oracle_core.settings",
-    "Specialist": "oracle_core.capabilities.surface",
-    "StoreSchemaError": "oracle_core.errors",
-    "StrictPluginError": "oracle_core.errors",
-    "Surface": "oracle_core.capabilities.surface",
-    "SurfaceError": "oracle_core.errors",
-    "TextDelta": "oracle_core.values.events",
-    "ThreadConflictError": "oracle_core.errors",
-    "ThreadState": "oracle_core.values.threads",
-    "ThreadWaitingError": "oracle_core.errors",
-    "Tool": "oracle_core.plugin",
-    "ToolArgumentsError": "oracle_core.errors",
-    "ToolCall": "oracle_core.plugin",
-    "ToolCallEvent": "oracle_core.values.events",
-    "ToolContext": "oracle_core.plugin",
-    "ToolDefinitionError": "oracle_core.errors",
-    "ToolError": "oracle_core.errors",
-    "ToolHandler": "oracle_core.plugin",
-    "ToolHost": "oracle_core.plugin",
-    "ToolResult": "oracle_core.plugin",
-    "ToolResultEvent": "oracle_core.values.events",
-    "UnknownConnectionError": "oracle_core.errors",
-    "Usage": "oracle_core.values.messages",
-    "UsageEvent": "oracle_core.values.events",
-    "Visibility": "oracle_core.plugin",
-    "connect_sqlite": "oracle_core.plugin",
-    "hookimpl": "oracle_core.plugin",
-    "hookspec": "oracle_core.plugin",
-    "tool": "oracle_core.plugin",
-}
-"""Each public name and the module that defines it: imported on first use (PEP 562), so
-``import oracle_core`` and ``oracle --help`` do not pay for the whole framework."""
+
+def _exports() -> dict[str, str]:
+    """``public name -> defining module``, read from the ``TYPE_CHECKING`` table above."""
+    tree = ast.parse(Path(__file__).read_text(encoding="utf-8"))
+    block = next(n for n in tree.body if isinstance(n, ast.If))
+    return {
+        alias.name: node.module
+        for node in block.body
+        if isinstance(node, ast.ImportFrom) and node.module
+        for alias in node.names
+    }
+
+
+_EXPORTS = _exports()
 
 
 def __getattr__(name: str) -> Any:
@@ -204,88 +285,4 @@ def __dir__() -> list[str]:
 
 __version__ = "0.1.0"
 
-__all__ = [
-    "ApprovalConfigError",
-    "ApprovalRequested",
-    "CapabilityLoaded",
-    "Catalog",
-    "Checkpointer",
-    "ConfigError",
-    "Connection",
-    "ConnectionRequested",
-    "CredentialMissingError",
-    "CredentialUnreadableError",
-    "DecisionConflictError",
-    "DependencyError",
-    "Event",
-    "Example",
-    "InvalidCredentialError",
-    "InvalidThreadIdError",
-    "MCPServer",
-    "ManifestError",
-    "ManifestWarning",
-    "MemoryCheckpointer",
-    "Middleware",
-    "MiddlewareError",
-    "Model",
-    "ModelCallStarted",
-    "ModelError",
-    "ModelHandler",
-    "ModelRequest",
-    "ModelResponse",
-    "Operation",
-    "OperationError",
-    "OperationNotFoundError",
-    "OperationUpdated",
-    "Oracle",
-    "OracleClosedError",
-    "OracleError",
-    "OracleHandle",
-    "PluginConfigError",
-    "PluginConflictError",
-    "PluginError",
-    "PluginHost",
-    "PluginLoadError",
-    "PluginManifest",
-    "Route",
-    "RunFinished",
-    "RunLimitError",
-    "RunLimits",
-    "RunRecord",
-    "RunResult",
-    "RunStarted",
-    "SQLiteCheckpointer",
-    "SQLiteStore",
-    "Secret",
-    "SecretKeyError",
-    "Settings",
-    "Specialist",
-    "StoreSchemaError",
-    "StrictPluginError",
-    "Surface",
-    "SurfaceError",
-    "TextDelta",
-    "ThreadConflictError",
-    "ThreadState",
-    "ThreadWaitingError",
-    "Tool",
-    "ToolArgumentsError",
-    "ToolCall",
-    "ToolCallEvent",
-    "ToolContext",
-    "ToolDefinitionError",
-    "ToolError",
-    "ToolHandler",
-    "ToolHost",
-    "ToolResult",
-    "ToolResultEvent",
-    "UnknownConnectionError",
-    "Usage",
-    "UsageEvent",
-    "Visibility",
-    "__version__",
-    "connect_sqlite",
-    "hookimpl",
-    "hookspec",
-    "tool",
-]
+__all__ = [*sorted(_EXPORTS), "__version__"]

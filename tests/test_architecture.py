@@ -1,8 +1,10 @@
-"""The package's shape: no import cycles, and the run loop depends on no facade.
+"""The package's shape: the layers of docs/architecture.md, no import cycles, and the run
+loop depends on no facade.
 
 Imports are read from the source (``ast``), not executed. Imports inside an
-``if TYPE_CHECKING:`` block exist only for the type checker; they count in the strictest
-scope too, since a circle only for types still ties two concepts into one.
+``if TYPE_CHECKING:`` block exist only for the type checker; they count in the layer table
+and in the strictest circle scope too, since an arrow only for types still ties two
+concepts together.
 """
 
 from __future__ import annotations
@@ -82,6 +84,97 @@ def import_graph(top_level_only: bool, types: bool = False) -> dict[str, set[str
         imported = _runtime_imports(tree, name, path.name == "__init__.py", set(paths), types)
         graph[name] = {m for m in imported if m in paths and m != name}
     return graph
+
+
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("errors", "environment"),
+    ("values",),
+    ("settings",),
+    ("authoring", "hookspecs"),
+    ("plugins",),
+    ("models", "store", "capabilities", "credentials"),
+    ("run",),
+    ("run.waits",),
+    ("oracle",),
+    ("server", "testing", "cli"),
+)
+"""The rooms of ``oracle_core`` from the ground up: each imports only the rooms of the rows
+below it (docs/architecture.md draws the same table)."""
+
+SIDEWAYS: dict[tuple[str, str], str] = {
+    ("credentials", "store"): "credentials are kept through the store's credentials protocol",
+    ("cli", "server"): "`oracle serve` and `oracle mcp` run the server",
+}
+"""Arrows within one row, each with its reason; the reverse of each is not allowed."""
+
+AGAINST: dict[tuple[str, str], str] = {}
+"""Arrows that run against the layers, each named and justified (at most six)."""
+
+FACES = ("oracle_core", "oracle_core.plugin", "oracle_core.__main__")
+"""The two public faces and ``python -m``: they may import any room; no room imports them."""
+
+
+def room(module: str) -> str:
+    """The room (layer folder or top-level module) of an ``oracle_core`` module."""
+    parts = module.split(".")[1:]
+    if parts[:2] == ["run", "waits"]:
+        return "run.waits"
+    return parts[0] if parts else ""
+
+
+def _row(name: str) -> int:
+    for index, row in enumerate(LAYERS):
+        if name in row:
+            return index
+    raise AssertionError(f"room {name!r} is in no row of LAYERS: add it where it belongs")
+
+
+def room_arrows() -> dict[tuple[str, str], set[tuple[str, str]]]:
+    """``(room, room it imports) -> the module pairs behind that arrow``, types included."""
+    arrows: dict[tuple[str, str], set[tuple[str, str]]] = {}
+    for module, deps in import_graph(top_level_only=False, types=True).items():
+        if module in FACES:
+            continue
+        for dep in deps:
+            if dep in FACES:
+                arrows.setdefault((room(module), "faces"), set()).add((module, dep))
+            elif room(dep) != room(module):
+                arrows.setdefault((room(module), room(dep)), set()).add((module, dep))
+    return arrows
+
+
+def test_every_room_imports_only_the_rooms_below_it() -> None:
+    wrong = []
+    for (source, target), pairs in sorted(room_arrows().items()):
+        if target == "faces":
+            wrong.append(f"{source} imports a public face: {sorted(pairs)}")
+            continue
+        below = _row(target) < _row(source)
+        if below or (source, target) in SIDEWAYS or (source, target) in AGAINST:
+            continue
+        wrong.append(f"{source} -> {target}: {sorted(pairs)}")
+    assert not wrong, "arrows against the layers of docs/architecture.md:\n" + "\n".join(wrong)
+
+
+def test_no_two_rooms_import_each_other() -> None:
+    arrows = room_arrows()
+    both = sorted(f"{a} <-> {b}" for a, b in arrows if a < b and (b, a) in arrows)
+    assert not both
+
+
+def test_the_arrows_against_the_layers_are_few_and_each_is_still_needed() -> None:
+    arrows = room_arrows()
+    assert len(AGAINST) <= 6
+    assert all(reason for reason in [*AGAINST.values(), *SIDEWAYS.values()])
+    stale = [pair for pair in [*AGAINST, *SIDEWAYS] if pair not in arrows]
+    assert not stale, f"allowed arrows no module uses any more: {stale}"
+
+
+def test_the_room_table_places_a_module_by_its_folder() -> None:
+    assert room("oracle_core.run.waits.settle") == "run.waits"
+    assert room("oracle_core.run.loop") == "run"
+    assert room("oracle_core.store.sqlite.threads") == "store"
+    assert room("oracle_core.errors") == "errors"
 
 
 def _closure(graph: dict[str, set[str]], start: str) -> set[str]:
