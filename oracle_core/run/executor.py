@@ -29,8 +29,14 @@ from oracle_core.capabilities.meta_tools import (
 )
 from oracle_core.errors import OracleError, ToolArgumentsError, ToolError
 from oracle_core.plugins.registry import BoundTool, Registry
+from oracle_core.run.calls import (
+    BackgroundStarter,
+    WaitCheck,
+    first_wait,
+    prepare_call,
+    waiting_result,
+)
 from oracle_core.run.pool import PoolExhaustedError, SyncToolPool
-from oracle_core.run.waits.checks import WaitCheck, first_wait, prepare_call, waiting_result
 from oracle_core.settings import DEFAULT_LIST_LIMIT
 from oracle_core.values.limits import RunLimits
 from oracle_core.values.messages import ToolCall, ToolResult, content_of
@@ -38,7 +44,6 @@ from oracle_core.values.messages import ToolCall, ToolResult, content_of
 if TYPE_CHECKING:
     from oracle_core.authoring.host import OracleHandle
     from oracle_core.capabilities.search import CapabilitySearch
-    from oracle_core.run.waits.background import BackgroundWork
 
 log = logging.getLogger("oracle_core.run")
 
@@ -124,7 +129,7 @@ class ToolExecutor:
         pool: SyncToolPool | None = None,
         *,
         waits: Sequence[WaitCheck] = (),
-        background: BackgroundWork | None = None,
+        background: BackgroundStarter | None = None,
     ) -> None:
         self.registry = registry
         self.limits = limits
