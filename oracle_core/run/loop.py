@@ -20,7 +20,7 @@ import uuid
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
 from typing import Any
 
-from oracle_core.capabilities.gate import offered as offered_names
+from oracle_core.capabilities.gate import Shown
 from oracle_core.errors import (
     OracleError,
     RunLimitError,
@@ -271,7 +271,7 @@ class Run:
             for call in calls:
                 yield ToolCallEvent(call["id"], _name(call), _arguments(call))
             # The gate's rule, checked here against what really went to the provider.
-            allowed = offered_names(request.tools, sent.tools)
+            allowed = deps.requests.gate.shown(request.tools, sent.tools)
             results = await self._run_tools(calls, allowed)
             async for event in self._finish_step(results):
                 yield event
@@ -370,25 +370,24 @@ class Run:
             if not task.done():
                 task.cancel()
 
-    async def _run_tools(
-        self, calls: list[dict[str, Any]], allowed: frozenset[str]
-    ) -> list[ToolResult]:
+    async def _run_tools(self, calls: list[dict[str, Any]], allowed: Shown) -> list[ToolResult]:
         deps = self.deps
         chain = deps.middleware
         semaphore = asyncio.Semaphore(deps.limits.tool_concurrency)
         loaded = list(self.loaded)
-        refuse_call = deps.requests.refused  # worded for the surface (catalog, specialist)
 
         async def execute(call: ToolCall) -> ToolResult:
-            if call.name not in allowed:  # a middleware changed the call in wrap_tool_call
-                return refuse_call(call, loaded)
+            # Asked again: a middleware may have changed the call in wrap_tool_call.
+            refusal = allowed.check(call, loaded)
+            if refusal is not None:
+                return refusal
             async with semaphore:
                 return await deps.executor.execute(call, loaded, chain.notify)
 
         handler = chain.wrap_tool(execute)
 
         def refuse(seen: ToolCall) -> ToolResult | None:
-            return None if seen.name in allowed else refuse_call(seen, loaded)
+            return allowed.check(seen, loaded)
 
         async def one(raw: Mapping[str, Any]) -> ToolResult:
             call = ToolCall(
@@ -401,7 +400,7 @@ class Run:
                 user_id=self.user_id,
             )
             # Decided before any middleware sees the call: a refused call stays refused.
-            first = None if call.name in allowed else refuse_call(call, loaded)
+            first = allowed.check(call, loaded)
             try:
                 async with asyncio.timeout(self._remaining()):
                     result = await chain.run_tool(call, handler, lambda seen: first or refuse(seen))
