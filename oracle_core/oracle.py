@@ -23,6 +23,7 @@ import pluggy
 from oracle_core.authoring.host import PluginHost, PluginStates
 from oracle_core.authoring.secrets import Secret
 from oracle_core.capabilities.prompt import DEFAULT_INSTRUCTIONS, tier1_warning
+from oracle_core.capabilities.state import Capabilities
 from oracle_core.capabilities.surface import (
     Catalog,
     Specialist,
@@ -394,6 +395,9 @@ class Oracle:
             self._pool,
             waits=self._waits,
             background=self._background,
+            capabilities=Capabilities(
+                registry, settings=self.settings, operations=self._background
+            ),
         )
 
     def _build_deps(self) -> RunDeps:

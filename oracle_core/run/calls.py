@@ -147,10 +147,6 @@ class BackgroundStarter(Protocol):
         """Cancel a background operation (a person's decision reaches the work through here)."""
         ...
 
-    async def get_operation(self, call: ToolCall, arguments: Mapping[str, Any]) -> ToolResult:
-        """The ``get_operation`` meta-tool (until it is a tool of its own)."""
-        ...
-
 
 async def first_wait(checks: Sequence[WaitCheck], call: PreparedCall) -> Wait | None:
     """The first wait any of ``checks`` answers for ``call``, asking them in order."""

@@ -272,8 +272,8 @@ class Run:
                 yield ToolCallEvent(call["id"], _name(call), _arguments(call))
             # The gate's rule, checked here against what really went to the provider.
             allowed = deps.requests.gate.shown(request.tools, sent.tools)
-            results = await self._run_tools(calls, allowed)
-            async for event in self._finish_step(results):
+            results, loads = await self._run_tools(calls, allowed)
+            async for event in self._finish_step(results, loads):
                 yield event
             if self.waiting:
                 return
@@ -282,8 +282,10 @@ class Run:
             "(the step limit; raise it with Oracle(max_steps=...))"
         )
 
-    async def _finish_step(self, results: list[ToolResult]) -> AsyncIterator[Event]:
-        """Save a step's tool results; calls that must wait become operations (not saved).
+    async def _finish_step(
+        self, results: list[ToolResult], loads: tuple[str, ...] = ()
+    ) -> AsyncIterator[Event]:
+        """Save a step's tool results and loads; calls that must wait become operations.
 
         The waits are saved first, then the other results with the run's waiting status in
         one step: a crash in between leaves a pending operation whose call is unanswered,
@@ -297,7 +299,6 @@ class Run:
         if waits:
             self.record.status = waiting_status(waits)
             self.waiting = list(waits)
-        loads = [name for r in done for name in r.loaded]
         await self._save([r.message() for r in done], loads)
         for result in done:
             yield ToolResultEvent(
@@ -307,7 +308,7 @@ class Run:
                 self.operations = True
                 yield OperationUpdated(result.operation.to_json())
         if loads:
-            yield CapabilityLoaded(loads)
+            yield CapabilityLoaded(list(loads))
         for operation in waits:
             self.operations = True
             yield requested(operation)
@@ -370,24 +371,27 @@ class Run:
             if not task.done():
                 task.cancel()
 
-    async def _run_tools(self, calls: list[dict[str, Any]], allowed: Shown) -> list[ToolResult]:
+    async def _run_tools(
+        self, calls: list[dict[str, Any]], allowed: Shown
+    ) -> tuple[list[ToolResult], tuple[str, ...]]:
+        """Run one response's calls; returns their results and the plugins they loaded."""
         deps = self.deps
         chain = deps.middleware
         semaphore = asyncio.Semaphore(deps.limits.tool_concurrency)
-        loaded = list(self.loaded)
+        state = deps.executor.capabilities.state(self.loaded)
 
         async def execute(call: ToolCall) -> ToolResult:
             # Asked again: a middleware may have changed the call in wrap_tool_call.
-            refusal = allowed.check(call, loaded)
+            refusal = allowed.check(call, state.loaded)
             if refusal is not None:
                 return refusal
             async with semaphore:
-                return await deps.executor.execute(call, loaded, chain.notify)
+                return await deps.executor.execute(call, state, chain.notify)
 
         handler = chain.wrap_tool(execute)
 
         def refuse(seen: ToolCall) -> ToolResult | None:
-            return allowed.check(seen, loaded)
+            return allowed.check(seen, state.loaded)
 
         async def one(raw: Mapping[str, Any]) -> ToolResult:
             call = ToolCall(
@@ -396,11 +400,11 @@ class Run:
                 arguments=_arguments(raw),
                 thread_id=self.thread_id,
                 run_id=self.record.id,
-                loaded=tuple(loaded),
+                loaded=state.loaded,
                 user_id=self.user_id,
             )
             # Decided before any middleware sees the call: a refused call stays refused.
-            first = allowed.check(call, loaded)
+            first = allowed.check(call, state.loaded)
             try:
                 async with asyncio.timeout(self._remaining()):
                     result = await chain.run_tool(call, handler, lambda seen: first or refuse(seen))
@@ -415,7 +419,8 @@ class Run:
             # The tool message answers the model's call, whatever a middleware renamed.
             return result if result.call_id == call.id else result.replace(call_id=call.id)
 
-        return list(await asyncio.gather(*(one(c) for c in calls)))
+        results = list(await asyncio.gather(*(one(c) for c in calls)))
+        return results, state.new
 
     def _remaining(self) -> float:
         return max(0.0, self.deadline - asyncio.get_running_loop().time())
