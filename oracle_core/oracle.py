@@ -23,6 +23,7 @@ import pluggy
 from oracle_core.authoring.host import PluginHost, PluginStates
 from oracle_core.authoring.secrets import Secret
 from oracle_core.capabilities.prompt import DEFAULT_INSTRUCTIONS, tier1_warning
+from oracle_core.capabilities.state import Capabilities
 from oracle_core.capabilities.surface import (
     Catalog,
     Specialist,
@@ -43,6 +44,7 @@ from oracle_core.plugins.lifecycle import Lifecycle
 from oracle_core.plugins.loader import Candidate, assemble, new_plugin_manager, source_for_object
 from oracle_core.plugins.mcp.assembly import add_mcp_servers, split_servers
 from oracle_core.plugins.registry import Plugin, Registry
+from oracle_core.run.calls import WaitCheck
 from oracle_core.run.chain import MiddlewareChain
 from oracle_core.run.deps import RunDeps
 from oracle_core.run.executor import ToolExecutor
@@ -54,7 +56,6 @@ from oracle_core.run.threads import ThreadCache
 from oracle_core.run.waits import decisions
 from oracle_core.run.waits.approvals import ApprovalCheck, ApprovalPolicy
 from oracle_core.run.waits.background import BackgroundWork
-from oracle_core.run.waits.checks import WaitCheck
 from oracle_core.run.waits.connections import ConnectionCheck
 from oracle_core.run.waits.supply import supply_credential
 from oracle_core.settings import Settings
@@ -394,6 +395,9 @@ class Oracle:
             self._pool,
             waits=self._waits,
             background=self._background,
+            capabilities=Capabilities(
+                registry, settings=self.settings, operations=self._background
+            ),
         )
 
     def _build_deps(self) -> RunDeps:

@@ -291,16 +291,17 @@ def test_a_plugin_name_with_anything_after_it_is_refused(name: str) -> None:
 
 
 def test_a_refusal_never_names_a_silent_or_always_plugin(tmp_path: Path) -> None:
-    from oracle_core.capabilities.gate import refusal
+    from oracle_core.capabilities.gate import Gate
 
     plugins = [CodePlugin("internal", visibility="silent"), CodePlugin("kit", visibility="always")]
     oracle = build(tmp_path, FunctionModel(calls_then_text()), *plugins, CodePlugin("vault"))
+    refusal = Gate(oracle.registry).refusal
 
     for tool_name, plugin in (("internal_tool", "internal"), ("kit_tool", "kit")):
-        message = refusal(oracle.registry, tool_name, [])
+        message = refusal(tool_name, [])
         assert plugin not in message.replace(repr(tool_name), "")
         assert "does not exist" in message
-    assert '{"names": ["vault"]}' in refusal(oracle.registry, "vault_tool", [])
+    assert '{"names": ["vault"]}' in refusal("vault_tool", [])
 
 
 @pytest.mark.parametrize("tier", ["silent", "always"])
@@ -327,14 +328,14 @@ async def _until(condition: Callable[[], bool], seconds: float = 5.0) -> None:
 
 PATCHES = {
     "the gate's rule": "import oracle_core.capabilities.gate as g\n"
-    "g.offered = lambda chosen, sent: frozenset(['vault_tool'])\n",
-    "the loop's copy of it": "import oracle_core.run.loop as l\n"
-    "l.offered_names = lambda chosen, sent: frozenset(['vault_tool'])\n",
+    "g.Gate.shown = lambda self, chosen, sent=None: g.Shown(self, frozenset(['vault_tool']))\n",
+    "the loop's check of it": "import oracle_core.capabilities.gate as g\n"
+    "g.Shown.check = lambda self, call, loaded: None\n",
     "a method of the executor": "from oracle_core.run.executor import ToolExecutor\n"
     "ToolExecutor.timeout = lambda self, bound: 1e9\n",
     "a new method on the chain": "from oracle_core.run.chain import MiddlewareChain\n"
     "MiddlewareChain.extra = lambda self: None\n",
-    "a deleted function": "import oracle_core.capabilities.gate as g\ndel g.refusal\n",
+    "a deleted function": "import oracle_core.capabilities.gate as g\ndel g.Gate.refusal\n",
 }
 
 
@@ -346,9 +347,8 @@ async def test_a_plugin_that_patches_the_core_is_left_out_and_the_core_restored(
     from support import plugin_code
 
     import oracle_core.capabilities.gate as gate
-    import oracle_core.run.loop as loop
 
-    before = (gate.offered, gate.refusal, loop.offered_names)
+    before = (gate.Gate.shown, gate.Gate.refusal, gate.Shown.check)
     code = PATCHES[patch] + ("raise ImportError('and then it fails')\n" if fails_after else "")
     site.add("oracle-plugin-patcher", code + plugin_code("patcher"), entry_point="patcher")
     site.add("oracle-plugin-vault", plugin_code("vault", tools=("vault_tool",)))
@@ -359,7 +359,7 @@ async def test_a_plugin_that_patches_the_core_is_left_out_and_the_core_restored(
     assert "patcher" not in oracle.registry.plugins
     [failure] = oracle.registry.failures
     assert "changed oracle-core" in str(failure) and "the change was undone" in str(failure)
-    assert (gate.offered, gate.refusal, loop.offered_names) == before
+    assert (gate.Gate.shown, gate.Gate.refusal, gate.Shown.check) == before
     result = await oracle.run("t", "open the vault")
     [refused] = [e for e in result.events if e.type == "tool_result"]
     assert refused.refused

@@ -19,8 +19,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from oracle_core.capabilities.meta_tools import LIST_CAPABILITIES, LOAD_CAPABILITY
 from oracle_core.models.base import Model, assistant_message, tool_call
+from oracle_core.plugins.core_tools import LIST_CAPABILITIES, LOAD_CAPABILITY
 from oracle_core.values.messages import Message, ModelRequest, ModelResponse, Usage
 
 _WORD = re.compile(r"[a-z0-9]+")

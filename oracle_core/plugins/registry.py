@@ -11,16 +11,11 @@ from oracle_core.authoring.manifest import ManifestWarning, PluginManifest, Visi
 from oracle_core.authoring.middleware import Middleware
 from oracle_core.authoring.routes import Route
 from oracle_core.authoring.tools.tool import Tool
-from oracle_core.errors import PluginError
+from oracle_core.errors import PluginConflictError, PluginError
+from oracle_core.plugins.core_tools import META_TOOL_NAMES
 from oracle_core.plugins.discovery import PluginSource
 
-META_TOOL_NAMES = frozenset(
-    {"list_capabilities", "load_capability", "search_capabilities", "get_operation"}
-)
-"""Tool names the core reserves for its meta-tools; no plugin may use them.
-
-``get_operation`` is sent only on threads that have an operation (docs/waits.md).
-"""
+__all__ = ["META_TOOL_NAMES", "BoundTool", "Plugin", "Registry"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -79,6 +74,9 @@ class BoundTool:
 class Registry:
     """Everything assembled from the plugins, plus what could not be. Immutable.
 
+    The meta-tools' names are reserved (:data:`META_TOOL_NAMES`): a plugin tool called
+    like one is refused with a :class:`~oracle_core.PluginConflictError`.
+
     Attributes:
         plugins: the assembled plugins by name, in registration order.
         failures: plugins left out, each with its name, distribution and reason.
@@ -100,6 +98,14 @@ class Registry:
         object.__setattr__(self, "failures", list(self.failures))
         object.__setattr__(self, "warnings", list(self.warnings))
         tools = {t.name: BoundTool(t, p) for p in self.plugins.values() for t in p.tools}
+        for name, bound in tools.items():
+            # Validation refuses these names first; here no path around it can shadow one.
+            if name.lower() in META_TOOL_NAMES:
+                raise PluginConflictError(
+                    f"tool {name!r} of plugin {bound.plugin.name!r} has the name of a core "
+                    "meta-tool; rename it",
+                    plugin=bound.plugin.name,
+                )
         on_demand: dict[str, list[BoundTool]] = {}
         for bound in tools.values():
             if bound.visibility == "on-demand":

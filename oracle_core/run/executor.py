@@ -1,9 +1,11 @@
 """The tool executor: everything about running one tool call, in one place.
 
-Decoding the model's JSON arguments, validating them against the tool's schema, the
-meta-tools, the tool's :class:`~oracle_core.ToolContext`, its timeout, the cap on what it
-returns, and turning every failure into an error tool message the model can act on. The
-run loop and the test harness's ``call_tool`` both run calls through it.
+Decoding the model's JSON arguments, finding what runs for the call's name (a meta-tool or
+a plugin tool, through the run's :class:`~oracle_core.capabilities.state.CapabilityState`),
+validating the arguments against the tool's schema, the wait checks, the tool's
+:class:`~oracle_core.ToolContext`, its timeout, the cap on what it returns, and turning
+every failure into an error tool message the model can act on. The run loop and the test
+harness's ``call_tool`` both run calls through it.
 
 The executor does not apply the capability gate: the run loop does, before it hands a call
 over (see :mod:`oracle_core.capabilities.gate`).
@@ -18,27 +20,22 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from oracle_core.authoring.context import ToolContext
-from oracle_core.capabilities.meta_tools import (
-    GET_OPERATION,
-    LIST_CAPABILITIES,
-    LOAD_CAPABILITY,
-    SEARCH_CAPABILITIES,
-    list_capabilities,
-    load_capability,
-    search_capabilities,
-)
+from oracle_core.capabilities.state import Capabilities, CapabilityState
 from oracle_core.errors import OracleError, ToolArgumentsError, ToolError
 from oracle_core.plugins.registry import BoundTool, Registry
+from oracle_core.run.calls import (
+    BackgroundStarter,
+    WaitCheck,
+    first_wait,
+    prepare_call,
+    waiting_result,
+)
 from oracle_core.run.pool import PoolExhaustedError, SyncToolPool
-from oracle_core.run.waits.checks import WaitCheck, first_wait, prepare_call, waiting_result
-from oracle_core.settings import DEFAULT_LIST_LIMIT
 from oracle_core.values.limits import RunLimits
 from oracle_core.values.messages import ToolCall, ToolResult, content_of
 
 if TYPE_CHECKING:
     from oracle_core.authoring.host import OracleHandle
-    from oracle_core.capabilities.search import CapabilitySearch
-    from oracle_core.run.waits.background import BackgroundWork
 
 log = logging.getLogger("oracle_core.run")
 
@@ -114,6 +111,10 @@ class ToolExecutor:
         limits: the run limits (default timeout, result cap).
         oracle: the handle tools get as ``ToolContext.oracle``.
         pool: the worker threads sync tools run on (the oracle's own).
+        waits: the wait checks, asked in order about every plugin tool call.
+        background: starts the calls of background tools.
+        capabilities: what the runs' capability states share (default: made from
+            ``registry`` and the oracle's settings, without operations).
     """
 
     def __init__(
@@ -124,7 +125,8 @@ class ToolExecutor:
         pool: SyncToolPool | None = None,
         *,
         waits: Sequence[WaitCheck] = (),
-        background: BackgroundWork | None = None,
+        background: BackgroundStarter | None = None,
+        capabilities: Capabilities | None = None,
     ) -> None:
         self.registry = registry
         self.limits = limits
@@ -132,7 +134,9 @@ class ToolExecutor:
         self.pool = pool or SyncToolPool()
         self.waits = tuple(waits)
         self.background = background
-        self._search: CapabilitySearch | None = None  # built on the first search
+        self.capabilities = capabilities or Capabilities(
+            registry, settings=oracle.settings if oracle is not None else None
+        )
         self._checks: dict[str, tuple[WaitCheck, ...]] = {}  # per tool: the checks that apply
 
     def context(self, call: ToolCall, bound: BoundTool) -> ToolContext:
@@ -161,7 +165,7 @@ class ToolExecutor:
     async def execute(
         self,
         call: ToolCall,
-        loaded: list[str],
+        state: CapabilityState | Sequence[str],
         on_error: ErrorListener | None = None,
         *,
         satisfied: frozenset[str] = frozenset(),
@@ -171,8 +175,9 @@ class ToolExecutor:
 
         Args:
             call: the call, already allowed by the gate.
-            loaded: the plugins loaded in the thread; a ``load_capability`` call appends
-                to it, so a second load in the same model response sees the first.
+            state: the run's capabilities (a ``load_capability`` call changes them, so a
+                second load in the same model response sees the first), or the thread's
+                loaded plugins, for a call whose loads nobody reads back.
             on_error: told about a tool that raised something other than a ``ToolError``.
             satisfied: wait kinds the call already passed (a resumed, approved call).
             digest: for a saved call being resumed: the digest its validated arguments
@@ -182,43 +187,26 @@ class ToolExecutor:
             arguments = decode_arguments(call, self.limits.max_text_bytes)
         except ToolArgumentsError as error:
             return error_result(call, str(error), error)
-        if call.name == GET_OPERATION:
-            if self.background is None:
-                return error_result(call, f"tool {call.name!r} does not exist")
-            return await self.background.get_operation(call, arguments)
-        if call.name == LIST_CAPABILITIES:
-            limit = self.oracle.settings.list_limit if self.oracle else DEFAULT_LIST_LIMIT
-            return self._done(call, list_capabilities(self.registry, loaded, arguments, limit))
-        if call.name == SEARCH_CAPABILITIES:
-            if self._search is None:  # numpy and bm25s are imported on the first search only
-                from oracle_core.capabilities.search import CapabilitySearch
-
-                self._search = (
-                    CapabilitySearch.for_settings(self.registry, self.oracle.settings)
-                    if self.oracle is not None
-                    else CapabilitySearch(self.registry)
-                )
-            try:  # off the event loop: the first search builds or loads the index
-                found = await asyncio.to_thread(
-                    search_capabilities, self._search, tuple(loaded), arguments
-                )
-            except Exception as error:
-                log.exception("search_capabilities failed")
-                return error_result(call, f"search_capabilities failed: {error}", error)
-            return ToolResult(call.id, call.name, found.content, is_error=found.error)
-        if call.name == LOAD_CAPABILITY:
-            outcome = load_capability(self.registry, loaded, arguments)
-            loaded.extend(outcome.loaded)
-            return ToolResult(
-                call.id,
-                call.name,
-                outcome.content,
-                is_error=outcome.error,
-                loaded=tuple(outcome.loaded),
-            )
-        bound = self.registry.tools.get(call.name)
-        if bound is None:
+        if not isinstance(state, CapabilityState):
+            state = self.capabilities.state(state)
+        target = state.resolve(call.name)
+        if target is None:
             return error_result(call, f"tool {call.name!r} does not exist")
+        if not isinstance(target, BoundTool):  # the core runs it: no context, no waits
+            result = await target(call, arguments)
+            return result.replace(content=cap(result.content, self.limits.max_result_bytes))
+        return await self._run(call, target, arguments, on_error, satisfied, digest)
+
+    async def _run(
+        self,
+        call: ToolCall,
+        bound: BoundTool,
+        arguments: dict[str, Any],
+        on_error: ErrorListener | None,
+        satisfied: frozenset[str],
+        digest: str | None,
+    ) -> ToolResult:
+        """Run a plugin tool's call: the wait checks, then the tool, within its limits."""
         timeout = self.timeout(bound)
         context = self.context(call, bound)
         checks = self.checks_for(bound)

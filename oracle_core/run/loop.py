@@ -20,7 +20,7 @@ import uuid
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
 from typing import Any
 
-from oracle_core.capabilities.gate import offered as offered_names
+from oracle_core.capabilities.gate import Shown
 from oracle_core.errors import (
     OracleError,
     RunLimitError,
@@ -271,9 +271,9 @@ class Run:
             for call in calls:
                 yield ToolCallEvent(call["id"], _name(call), _arguments(call))
             # The gate's rule, checked here against what really went to the provider.
-            allowed = offered_names(request.tools, sent.tools)
-            results = await self._run_tools(calls, allowed)
-            async for event in self._finish_step(results):
+            allowed = deps.requests.gate.shown(request.tools, sent.tools)
+            results, loads = await self._run_tools(calls, allowed)
+            async for event in self._finish_step(results, loads):
                 yield event
             if self.waiting:
                 return
@@ -282,8 +282,10 @@ class Run:
             "(the step limit; raise it with Oracle(max_steps=...))"
         )
 
-    async def _finish_step(self, results: list[ToolResult]) -> AsyncIterator[Event]:
-        """Save a step's tool results; calls that must wait become operations (not saved).
+    async def _finish_step(
+        self, results: list[ToolResult], loads: tuple[str, ...] = ()
+    ) -> AsyncIterator[Event]:
+        """Save a step's tool results and loads; calls that must wait become operations.
 
         The waits are saved first, then the other results with the run's waiting status in
         one step: a crash in between leaves a pending operation whose call is unanswered,
@@ -297,7 +299,6 @@ class Run:
         if waits:
             self.record.status = waiting_status(waits)
             self.waiting = list(waits)
-        loads = [name for r in done for name in r.loaded]
         await self._save([r.message() for r in done], loads)
         for result in done:
             yield ToolResultEvent(
@@ -307,7 +308,7 @@ class Run:
                 self.operations = True
                 yield OperationUpdated(result.operation.to_json())
         if loads:
-            yield CapabilityLoaded(loads)
+            yield CapabilityLoaded(list(loads))
         for operation in waits:
             self.operations = True
             yield requested(operation)
@@ -371,24 +372,26 @@ class Run:
                 task.cancel()
 
     async def _run_tools(
-        self, calls: list[dict[str, Any]], allowed: frozenset[str]
-    ) -> list[ToolResult]:
+        self, calls: list[dict[str, Any]], allowed: Shown
+    ) -> tuple[list[ToolResult], tuple[str, ...]]:
+        """Run one response's calls; returns their results and the plugins they loaded."""
         deps = self.deps
         chain = deps.middleware
         semaphore = asyncio.Semaphore(deps.limits.tool_concurrency)
-        loaded = list(self.loaded)
-        refuse_call = deps.requests.refused  # worded for the surface (catalog, specialist)
+        state = deps.executor.capabilities.state(self.loaded)
 
         async def execute(call: ToolCall) -> ToolResult:
-            if call.name not in allowed:  # a middleware changed the call in wrap_tool_call
-                return refuse_call(call, loaded)
+            # Asked again: a middleware may have changed the call in wrap_tool_call.
+            refusal = allowed.check(call, state.loaded)
+            if refusal is not None:
+                return refusal
             async with semaphore:
-                return await deps.executor.execute(call, loaded, chain.notify)
+                return await deps.executor.execute(call, state, chain.notify)
 
         handler = chain.wrap_tool(execute)
 
         def refuse(seen: ToolCall) -> ToolResult | None:
-            return None if seen.name in allowed else refuse_call(seen, loaded)
+            return allowed.check(seen, state.loaded)
 
         async def one(raw: Mapping[str, Any]) -> ToolResult:
             call = ToolCall(
@@ -397,11 +400,11 @@ class Run:
                 arguments=_arguments(raw),
                 thread_id=self.thread_id,
                 run_id=self.record.id,
-                loaded=tuple(loaded),
+                loaded=state.loaded,
                 user_id=self.user_id,
             )
             # Decided before any middleware sees the call: a refused call stays refused.
-            first = None if call.name in allowed else refuse_call(call, loaded)
+            first = allowed.check(call, state.loaded)
             try:
                 async with asyncio.timeout(self._remaining()):
                     result = await chain.run_tool(call, handler, lambda seen: first or refuse(seen))
@@ -416,7 +419,8 @@ class Run:
             # The tool message answers the model's call, whatever a middleware renamed.
             return result if result.call_id == call.id else result.replace(call_id=call.id)
 
-        return list(await asyncio.gather(*(one(c) for c in calls)))
+        results = list(await asyncio.gather(*(one(c) for c in calls)))
+        return results, state.new
 
     def _remaining(self) -> float:
         return max(0.0, self.deadline - asyncio.get_running_loop().time())

@@ -1,30 +1,25 @@
 """Building the model request of each step: system prompt, messages, the gate's tools.
 
-The builder belongs to one assembled registry and one surface. On the catalog surface it
-keeps, per distinct set of loaded plugins, the tool list the gate shows (a tuple, shared
-safely because it is immutable); on a specialist surface every request shows the same
-named tools, with no meta-tools and no Tier-1 block. It counts the tokens of each part of
-a request for the ``model_call`` event.
+The builder belongs to one assembled registry and one surface. Which tools a request shows
+is the gate's to say (:class:`~oracle_core.capabilities.gate.Gate`, which keeps one tool
+list per distinct set of loaded plugins); the builder adds the system prompt (with the
+Tier-1 block on the catalog surface) and counts the tokens of each part of a request for
+the ``model_call`` event.
 """
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from oracle_core.authoring.tools.tool import Tool
-from oracle_core.capabilities.gate import refused, visible_tools
+from oracle_core.capabilities.gate import Gate
 from oracle_core.capabilities.meta_tools import GET_OPERATION_TOOL, META_TOOLS
 from oracle_core.capabilities.prompt import system_prompt, tier1_block
-from oracle_core.capabilities.surface import Catalog, Specialist, Surface, specialist_tools
+from oracle_core.capabilities.surface import Surface
 from oracle_core.plugins.registry import Registry
 from oracle_core.values.messages import ModelRequest, ToolCall, ToolResult
 from oracle_core.values.tokens import count_json_tokens, count_message_tokens, count_tokens
-
-_CACHED_TOOL_LISTS = 1024
-"""Distinct sets of loaded plugins whose tool lists are kept (least recently used go)."""
-
 
 _META = (*META_TOOLS, GET_OPERATION_TOOL)
 """Tools counted as meta-tools in a request's token split."""
@@ -47,15 +42,10 @@ class RequestBuilder:
     ) -> None:
         self.registry = registry
         self.instructions = instructions
-        self.surface: Surface = surface or Catalog()
-        self.specialist: tuple[Tool, ...] | None = (
-            specialist_tools(self.surface, registry)
-            if isinstance(self.surface, Specialist)
-            else None
-        )
-        self.tier1_block = "" if self.specialist is not None else tier1_block(registry)
+        self.gate = Gate(registry, surface)
+        self.surface: Surface = self.gate.surface
+        self.tier1_block = "" if self.gate.specialist is not None else tier1_block(registry)
         self.system_prompt = system_prompt(instructions, self.tier1_block)
-        self._tool_lists: OrderedDict[tuple[str, ...], tuple[Tool, ...]] = OrderedDict()
         self._fixed_tokens: tuple[int, int] | None = None
         self._schema_tokens: dict[int, int] = {}
 
@@ -64,18 +54,7 @@ class RequestBuilder:
 
         On a specialist surface: exactly its tools, whatever is loaded.
         """
-        if self.specialist is not None:
-            return self.specialist
-        key = tuple(loaded)
-        tools = self._tool_lists.get(key)
-        if tools is None:
-            tools = (*META_TOOLS, *(b.tool for b in visible_tools(self.registry, key)))
-            self._tool_lists[key] = tools
-            if len(self._tool_lists) > _CACHED_TOOL_LISTS:
-                self._tool_lists.popitem(last=False)
-        else:
-            self._tool_lists.move_to_end(key)
-        return tools
+        return self.gate.tools(loaded)
 
     def build(
         self,
@@ -94,9 +73,6 @@ class RequestBuilder:
         ``operations``: the thread has an operation, so ``get_operation`` is shown right
         after the three meta-tools (never on a specialist surface).
         """
-        tools = self.tools_for(loaded)
-        if operations and self.specialist is None:
-            tools = (*tools[: len(META_TOOLS)], GET_OPERATION_TOOL, *tools[len(META_TOOLS) :])
         return ModelRequest(
             thread_id=thread_id,
             run_id=run_id,
@@ -104,13 +80,13 @@ class RequestBuilder:
             model=model,
             system_prompt=self.system_prompt,
             messages=tuple(messages),
-            tools=tools,
+            tools=self.gate.tools(loaded, operations=operations),
             user_id=user_id,
         )
 
     def refused(self, call: ToolCall, loaded: Sequence[str]) -> ToolResult:
         """The result of a call the gate does not let run, worded for this surface."""
-        return refused(self.registry, call, loaded, specialist=self.specialist is not None)
+        return self.gate.refused(call, loaded)
 
     def schema_tokens(self, tool: Tool) -> int:
         """Tokens of one tool's OpenAI definition (counted once per tool)."""

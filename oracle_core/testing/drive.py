@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from oracle_core.oracle import Oracle
-from oracle_core.plugins.registry import META_TOOL_NAMES
+from oracle_core.plugins.core_tools import META_TOOL_NAMES
 from oracle_core.run.loop import new_run_id
 from oracle_core.values.messages import ToolCall, ToolResult
 from oracle_core.values.result import RunResult
@@ -84,24 +84,24 @@ async def call_tool(
         raise LookupError(f"the oracle has no tool {name!r}; its plugin tools: {known}")
     text = arguments if isinstance(arguments, str) else json.dumps(dict(arguments or {}))
     deps = await oracle.run_deps()
-    state = await deps.store.load(thread)
-    loaded = list(state.loaded_plugins)
+    thread_state = await deps.store.load(thread)
+    capabilities = deps.executor.capabilities.state(thread_state.loaded_plugins)
     call = ToolCall(
         id=f"call_{uuid.uuid4().hex[:12]}",
         name=name,
         arguments=text,
         thread_id=thread,
         run_id=new_run_id(),
-        loaded=tuple(loaded),
+        loaded=capabilities.loaded,
         user_id=user_id,
     )
 
     async def execute(changed: ToolCall) -> ToolResult:
-        return await deps.executor.execute(changed, loaded, deps.middleware.notify)
+        return await deps.executor.execute(changed, capabilities, deps.middleware.notify)
 
     result = await deps.middleware.run_tool(call, deps.middleware.wrap_tool(execute))
-    if result.loaded:
-        await deps.store.append(thread, base=len(state.messages), loaded=result.loaded)
+    if capabilities.new:
+        await deps.store.append(thread, base=len(thread_state.messages), loaded=capabilities.new)
     if result.error is not None:
         raise result.error
     if name in META_TOOL_NAMES:

@@ -18,10 +18,10 @@ from typing import Any
 from oracle_core.authoring.manifest import PluginManifest
 from oracle_core.authoring.middleware import Middleware, ToolHandler
 from oracle_core.authoring.tools.tool import Tool
-from oracle_core.capabilities.meta_tools import LIST_CAPABILITIES, LOAD_CAPABILITY
 from oracle_core.errors import ToolArgumentsError
 from oracle_core.hookspecs import hookimpl
 from oracle_core.oracle import Oracle
+from oracle_core.plugins.core_tools import LIST_CAPABILITIES, LOAD_CAPABILITY
 from oracle_core.plugins.registry import Plugin
 from oracle_core.run.executor import decode_arguments, error_result
 from oracle_core.testing.scripted import ScriptedModel, ToolCallSpec

@@ -23,7 +23,7 @@ from typing import Any
 
 from oracle_core.errors import ApprovalConfigError
 from oracle_core.plugins.registry import BoundTool
-from oracle_core.run.waits.checks import PreparedCall, Wait, WaitKind
+from oracle_core.run.calls import PreparedCall, Wait, WaitKind
 
 log = logging.getLogger("oracle_core.run")
 

@@ -26,11 +26,12 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from oracle_core.capabilities.meta_tools import GET_OPERATION, echo
+from oracle_core.capabilities.results import echo
 from oracle_core.errors import OperationNotFoundError, ToolError
+from oracle_core.plugins.core_tools import GET_OPERATION
+from oracle_core.run.calls import PreparedCall
 from oracle_core.run.lease import ThreadLease
 from oracle_core.run.pool import SyncToolPool
-from oracle_core.run.waits.checks import PreparedCall
 from oracle_core.store.base import Checkpointer
 from oracle_core.values.limits import RunLimits
 from oracle_core.values.messages import Message, ToolCall, ToolResult, content_of
