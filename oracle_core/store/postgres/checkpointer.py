@@ -22,25 +22,27 @@ import psycopg
 from psycopg.rows import TupleRow
 from psycopg_pool import AsyncConnectionPool
 
-from oracle_core.store.base import (
-    WAITER_LIVENESS,
-    Checkpointer,
-    check_ttl,
-    conflict,
-    credential_key,
-    interrupt,
-)
+from oracle_core.store.base import Checkpointer
+from oracle_core.store.credentials import credential_key
+from oracle_core.store.leases import WAITER_LIVENESS, check_ttl
 from oracle_core.store.postgres import credentials as credential_sql
 from oracle_core.store.postgres import operations as operation_sql
 from oracle_core.store.postgres import schema as migrations
 from oracle_core.store.postgres.codec import escape, thread_key, unescape
 from oracle_core.store.postgres.notify import NotifyChannel
 from oracle_core.store.saving import encode_messages, to_json
+from oracle_core.store.threads import conflict
 from oracle_core.values.credentials import CredentialRecord
 from oracle_core.values.messages import Message
-from oracle_core.values.operations import Operation
+from oracle_core.values.operations import Operation, Update
 from oracle_core.values.text import clean_text
-from oracle_core.values.threads import RunRecord, ThreadState, ThreadSummary, ThreadTail
+from oracle_core.values.threads import (
+    RunRecord,
+    ThreadState,
+    ThreadSummary,
+    ThreadTail,
+    interrupted,
+)
 
 T = TypeVar("T")
 log = logging.getLogger("oracle_core.store")
@@ -404,7 +406,7 @@ class PostgresCheckpointer(Checkpointer):
             marked = []
             for run_id, text in await cursor.fetchall():
                 record = RunRecord.from_json(json.loads(text))
-                interrupt(record, now if now is not None else time.time())
+                record = interrupted(record, now if now is not None else time.time())
                 done = await conn.execute(
                     "UPDATE oracle_runs AS r SET record = %(record)s, status = 'interrupted' "
                     f"WHERE run_id = %(run)s AND status = 'running' AND {live}",
@@ -482,20 +484,9 @@ class PostgresCheckpointer(Checkpointer):
         error: str | None = None,
         details: Mapping[str, Any] | None = None,
     ) -> tuple[Operation, bool]:
+        request = Update(operation_id, expect, status, reason, result, error, details)
         now = self._now()
-        return await self._call(
-            lambda conn: operation_sql.update(
-                conn,
-                operation_id,
-                now,
-                expect=expect,
-                status=status,
-                reason=reason,
-                result=result,
-                error=error,
-                details=details,
-            )
-        )
+        return await self._call(lambda conn: operation_sql.update(conn, request, now))
 
     async def claim_operation(self, operation_id: str, owner: str) -> Operation | None:
         now = self._now()

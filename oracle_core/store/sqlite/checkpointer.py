@@ -13,23 +13,25 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
-from oracle_core.store.base import (
-    WAITER_LIVENESS,
-    Checkpointer,
-    check_ttl,
-    conflict,
-    credential_key,
-    interrupt,
-)
+from oracle_core.store.base import Checkpointer
+from oracle_core.store.credentials import credential_key
+from oracle_core.store.leases import WAITER_LIVENESS, check_ttl
 from oracle_core.store.saving import count_message, encode_messages, to_json
 from oracle_core.store.sqlite import credentials as credential_sql
 from oracle_core.store.sqlite import operations as operation_sql
 from oracle_core.store.sqlite.connect import connect_sqlite, immediate
+from oracle_core.store.threads import conflict
 from oracle_core.values.credentials import CredentialRecord
 from oracle_core.values.messages import Message
-from oracle_core.values.operations import Operation
+from oracle_core.values.operations import Operation, Update
 from oracle_core.values.text import clean_text
-from oracle_core.values.threads import RunRecord, ThreadState, ThreadSummary, ThreadTail
+from oracle_core.values.threads import (
+    RunRecord,
+    ThreadState,
+    ThreadSummary,
+    ThreadTail,
+    interrupted,
+)
 
 T = TypeVar("T")
 
@@ -538,7 +540,7 @@ class SQLiteCheckpointer(Checkpointer):
                 rows = stale(db, now)  # again, under the lock: a lease may have been taken
                 for run_id, text in rows:
                     record = RunRecord.from_json(_from_json(text)[0])
-                    interrupt(record, now)
+                    record = interrupted(record, now)
                     db.execute(
                         "UPDATE oracle_runs SET record = ?, status = ? WHERE run_id = ?",
                         (to_json(record.to_json())[0], record.status, run_id),
@@ -613,19 +615,8 @@ class SQLiteCheckpointer(Checkpointer):
         error: str | None = None,
         details: Mapping[str, Any] | None = None,
     ) -> tuple[Operation, bool]:
-        return await self._call(
-            lambda db: operation_sql.update(
-                db,
-                operation_id,
-                self._clock(),
-                expect=expect,
-                status=status,
-                reason=reason,
-                result=result,
-                error=error,
-                details=details,
-            )
-        )
+        request = Update(operation_id, expect, status, reason, result, error, details)
+        return await self._call(lambda db: operation_sql.update(db, request, self._clock()))
 
     async def claim_operation(self, operation_id: str, owner: str) -> Operation | None:
         return await self._call(
