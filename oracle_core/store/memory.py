@@ -200,18 +200,19 @@ class MemoryCheckpointer(Checkpointer):
     # -- operations: the rules of values/operations.py, applied with no await between the
     # read and the write, so each change is atomic for every task of this event loop
 
-    def _holder(self, key: str) -> str | None:
+    def _holder(self, key: str, now: float) -> str | None:
         """The owner of the live lease ``key``, if any."""
         held = self._leases.get(clean_text(key))
-        return held.owner if held is not None and held.expires_at > self._clock() else None
+        return held.owner if held is not None and held.expires_at > now else None
 
     def _facts(self, operation: Operation | None) -> Facts:
+        now = self._clock()
         if operation is None:
-            return Facts(self._clock())
+            return Facts(now)
         return Facts(
-            self._clock(),
-            worker_alive=self._holder(operation_lease(operation.id)) is not None,
-            thread_holder=self._holder(operation.thread_id),
+            now,
+            worker_alive=self._holder(operation_lease(operation.id), now) is not None,
+            thread_holder=self._holder(operation.thread_id, now),
         )
 
     def _apply(self, ruling: Ruling[T]) -> T:

@@ -284,8 +284,8 @@ def update(
     if current.status not in request.expect:
         return Ruling((current, False), settled.save)
     changes: dict[str, Any] = {"status": request.status, "updated_at": facts.now}
-    for name in ("reason", "result", "error"):
-        value = getattr(request, name)
+    texts = (("reason", request.reason), ("result", request.result), ("error", request.error))
+    for name, value in texts:
         if value is not None:
             changes[name] = clean_text(value)
     if request.details is not None:
