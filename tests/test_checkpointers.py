@@ -599,7 +599,7 @@ async def test_a_waiting_owner_gets_the_lease_before_one_that_asks_later(
 async def test_a_waiter_that_gave_up_loses_its_place(
     connect: Callable[[], Checkpointer], clock: Clock
 ) -> None:
-    from oracle_core.store.base import WAITER_LIVENESS
+    from oracle_core.store.leases import WAITER_LIVENESS
 
     here, there = connect(), connect()
     assert await here.acquire("t", "a", 30)

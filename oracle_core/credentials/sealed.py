@@ -23,7 +23,7 @@ from oracle_core.values.credentials import CredentialRecord
 if TYPE_CHECKING:
     from oracle_core.credentials.vault import Vault
     from oracle_core.plugins.registry import Registry
-    from oracle_core.store.base import Checkpointer
+    from oracle_core.store.credentials import CredentialStore
 
 MAX_VALUE_CHARS = 16_384
 """The longest credential accepted (OAuth tokens with a refresh token fit easily)."""
@@ -226,7 +226,7 @@ class Credentials:
         env: the environment holding ``ORACLE_SECRET_KEY``.
     """
 
-    def __init__(self, store: Checkpointer, env: Mapping[str, str]) -> None:
+    def __init__(self, store: CredentialStore, env: Mapping[str, str]) -> None:
         self.store = store
         self._env = env
         self._vault: Vault | None = None

@@ -15,7 +15,7 @@ import logging
 from types import TracebackType
 
 from oracle_core.errors import ThreadBusyError
-from oracle_core.store.base import Checkpointer
+from oracle_core.store.leases import LeaseStore
 
 log = logging.getLogger("oracle_core.run")
 
@@ -32,7 +32,7 @@ class ThreadLease:
     """
 
     def __init__(
-        self, store: Checkpointer, thread_id: str, owner: str, *, ttl: float, wait: float
+        self, store: LeaseStore, thread_id: str, owner: str, *, ttl: float, wait: float
     ) -> None:
         self.store = store
         self.thread_id = thread_id

@@ -8,30 +8,28 @@ import dataclasses
 import time
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
-from oracle_core.errors import OperationNotFoundError
-from oracle_core.store.base import (
-    WAITER_LIVENESS,
-    Checkpointer,
-    check_ttl,
-    conflict,
-    credential_key,
-    interrupt,
-    tail_of,
-    updated_operation,
-)
+from oracle_core.store.base import Checkpointer
+from oracle_core.store.credentials import credential_key
+from oracle_core.store.leases import WAITER_LIVENESS, check_ttl
 from oracle_core.store.saving import clean_run, prepare_messages
+from oracle_core.store.threads import conflict
+from oracle_core.values import operations as rules
 from oracle_core.values.credentials import CredentialRecord
 from oracle_core.values.messages import Message
-from oracle_core.values.operations import (
-    OPEN_STATUSES,
-    Operation,
-    operation_lease,
-    settled_by_time,
-)
+from oracle_core.values.operations import Facts, Operation, Ruling, Update, operation_lease
 from oracle_core.values.text import clean_json, clean_text
-from oracle_core.values.threads import RunRecord, ThreadState, ThreadSummary, ThreadTail
+from oracle_core.values.threads import (
+    RunRecord,
+    ThreadState,
+    ThreadSummary,
+    ThreadTail,
+    interrupted,
+    tail_of,
+)
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -167,9 +165,10 @@ class MemoryCheckpointer(Checkpointer):
             held = self._leases.get(tid)
             if held is not None and held.expires_at > now:
                 continue
-            for run in self._threads[tid].runs if tid in self._threads else ():
+            runs = self._threads[tid].runs if tid in self._threads else []
+            for index, run in enumerate(runs):
                 if run.status == "running":
-                    interrupt(run, now)
+                    runs[index] = interrupted(run, now)
                     marked.append((run.created_at, run.id))
         return [run_id for _, run_id in sorted(marked)]
 
@@ -198,23 +197,34 @@ class MemoryCheckpointer(Checkpointer):
             if (plugin is None or key[0] == plugin) and (user_id is None or key[2] == user_id)
         ]
 
-    # -- operations (no await between a check and its write: atomic for this event loop)
+    # -- operations: the rules of values/operations.py, applied with no await between the
+    # read and the write, so each change is atomic for every task of this event loop
 
-    def _live(self, key: str, owner: str | None = None) -> bool:
+    def _holder(self, key: str, now: float) -> str | None:
+        """The owner of the live lease ``key``, if any."""
         held = self._leases.get(clean_text(key))
-        if held is None or held.expires_at <= self._clock():
-            return False
-        return owner is None or held.owner == owner
+        return held.owner if held is not None and held.expires_at > now else None
+
+    def _facts(self, operation: Operation | None) -> Facts:
+        now = self._clock()
+        if operation is None:
+            return Facts(now)
+        return Facts(
+            now,
+            worker_alive=self._holder(operation_lease(operation.id), now) is not None,
+            thread_holder=self._holder(operation.thread_id, now),
+        )
+
+    def _apply(self, ruling: Ruling[T]) -> T:
+        if ruling.save is not None:
+            self._operations[ruling.save.id] = ruling.save
+        return ruling.answer
 
     def _settled(self, operation_id: str) -> Operation | None:
         operation = self._operations.get(operation_id)
         if operation is None:
             return None
-        alive = self._live(operation_lease(operation.id))
-        changed = settled_by_time(operation, self._clock(), alive)
-        if changed is not None:
-            self._operations[operation_id] = operation = changed
-        return operation
+        return self._apply(rules.settle(operation, self._facts(operation)))
 
     async def insert_operation(self, operation: Operation) -> None:
         saved = Operation.from_record(clean_json(operation.to_record()))
@@ -234,19 +244,19 @@ class MemoryCheckpointer(Checkpointer):
         kind: str | None = None,
         limit: int = 1000,
     ) -> list[Operation]:
-        thread = None if thread_id is None else clean_text(thread_id)
+        wanted = {
+            "thread_id": None if thread_id is None else clean_text(thread_id),
+            "status": status,
+            "run_id": run_id,
+            "kind": kind,
+        }
         found = []
         for operation_id in list(self._operations):
             operation = self._settled(operation_id)
-            if operation is None or (thread is not None and operation.thread_id != thread):
-                continue
-            if status is not None and operation.status != status:
-                continue
-            if (run_id is not None and operation.run_id != run_id) or (
-                kind is not None and operation.kind != kind
+            if operation is not None and all(
+                value is None or getattr(operation, name) == value for name, value in wanted.items()
             ):
-                continue
-            found.append(operation)
+                found.append(operation)
         found.sort(key=lambda o: o.created_at)
         return found[: max(0, limit)]
 
@@ -262,46 +272,16 @@ class MemoryCheckpointer(Checkpointer):
         details: Mapping[str, Any] | None = None,
     ) -> tuple[Operation, bool]:
         operation_id = clean_text(operation_id)
-        operation = self._settled(operation_id)
-        if operation is None:
-            raise OperationNotFoundError(
-                f"no operation has the id {operation_id!r}", operation_id=operation_id
-            )
-        if operation.status not in expect:
-            return operation, False
-        operation = updated_operation(
-            operation,
-            self._clock(),
-            status=status,
-            reason=reason,
-            result=result,
-            error=error,
-            details=details,
-        )
-        self._operations[operation_id] = operation
-        return operation, True
+        request = Update(operation_id, expect, status, reason, result, error, details)
+        current = self._operations.get(operation_id)
+        return self._apply(rules.update(current, request, self._facts(current)))
 
     async def claim_operation(self, operation_id: str, owner: str) -> Operation | None:
-        operation = self._settled(clean_text(operation_id))
-        owner = clean_text(owner)
-        if operation is None or operation.status in OPEN_STATUSES or operation.resumed_at:
-            return None
-        holder = operation.claimed_by
-        if holder == owner:
-            return operation
-        if holder is not None and self._live(operation.thread_id, holder):
-            return None
-        claimed = operation.replace(claimed_by=owner, claims=operation.claims + 1)
-        self._operations[operation.id] = claimed
-        return claimed
+        current = self._operations.get(clean_text(operation_id))
+        return self._apply(rules.claim(current, clean_text(owner), self._facts(current)))
 
     async def finish_operation(
         self, operation_id: str, owner: str, outcome: Mapping[str, Any]
     ) -> bool:
-        operation = self._operations.get(clean_text(operation_id))
-        if operation is None or operation.claimed_by != clean_text(owner) or operation.resumed_at:
-            return False
-        self._operations[operation.id] = operation.replace(
-            resumed_at=self._clock(), outcome=clean_json(dict(outcome))
-        )
-        return True
+        current = self._operations.get(clean_text(operation_id))
+        return self._apply(rules.finish(current, clean_text(owner), outcome, self._clock()))

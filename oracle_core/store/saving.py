@@ -1,6 +1,7 @@
 """What every store does to a step before it saves it: clean its text and count its tokens.
 
-These calls cost time in proportion to a message's size (a 3 MB tool result takes a
+And the way back: :func:`load_operation` reads an operation saved as JSON text. The calls
+that clean and count cost time in proportion to a message's size (a 3 MB tool result takes a
 noticeable fraction of a second to count), so stores make them off the event loop.
 """
 
@@ -11,6 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from oracle_core.values.messages import Message
+from oracle_core.values.operations import Operation
 from oracle_core.values.text import clean_json, clean_text
 from oracle_core.values.threads import RunRecord
 from oracle_core.values.tokens import count_message_tokens
@@ -65,3 +67,8 @@ def encode_messages(
 def clean_run(run: RunRecord) -> RunRecord:
     """A copy of ``run`` with every string in it cleaned."""
     return RunRecord.from_json(clean_json(run.to_json()))
+
+
+def load_operation(text: str) -> Operation:
+    """The operation a store saved as JSON text (:func:`to_json` of its record), cleaned."""
+    return Operation.from_record(clean_json(json.loads(text)))

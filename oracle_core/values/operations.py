@@ -4,6 +4,9 @@ An :class:`Operation` is a plain, frozen value the stores save and load. Every w
 run is one (``approval``, ``connection``), and so is every background tool call
 (``background``). What changes an operation is always a compare-and-set in the store
 (:meth:`~oracle_core.store.Checkpointer.update_operation`), so two processes never both win.
+What the change *is* is decided here, once, by pure rules (:func:`settle`, :func:`update`,
+:func:`claim`, :func:`finish`): a store reads the operation and the facts the rule needs
+(:class:`Facts`) under its lock, applies the rule, and writes the :class:`Ruling`'s ``save``.
 
 Statuses, by kind:
 
@@ -23,9 +26,14 @@ from __future__ import annotations
 import hashlib
 import json
 import uuid
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any, Literal
+from typing import Any, Generic, Literal, TypeVar
+
+from oracle_core.errors import OperationNotFoundError
+from oracle_core.values.text import clean_json, clean_text
+
+T = TypeVar("T", covariant=True)  # a Ruling of a narrower answer is one of a wider
 
 OperationKind = Literal["approval", "connection", "background"]
 """What an operation is: a person's approval, a missing credential, or a background call."""
@@ -178,15 +186,146 @@ def expired(operation: Operation, now: float) -> bool:
     )
 
 
-def settled_by_time(operation: Operation, now: float, worker_alive: bool) -> Operation | None:
-    """What time alone makes of ``operation`` (``None``: nothing changes).
+# -- the rules every store applies (memory, SQLite, Postgres): decided here, written there
 
-    A pending approval past its deadline is denied; a running background operation whose
-    worker holds no live lease (``worker_alive`` false) failed. Stores apply this by
-    compare-and-set on every read (see :class:`~oracle_core.store.Checkpointer`).
+
+@dataclass(frozen=True)
+class Facts:
+    """What a store knows, besides the operation itself, when it applies a rule.
+
+    Attributes:
+        now: the store's clock (Unix seconds), as for leases.
+        worker_alive: whether someone holds a live lease on :func:`operation_lease` of the
+            operation (a background operation's worker is still working).
+        thread_holder: the owner of the live lease on the operation's thread (``None``:
+            no live lease); a claim is tied to its claimer's thread lease.
     """
-    if expired(operation, now):
-        return operation.replace(status="denied", reason=DEADLINE_REASON, updated_at=now)
-    if operation.kind == "background" and operation.status == "running" and not worker_alive:
-        return operation.replace(status="failed", error=BACKGROUND_LOST_ERROR, updated_at=now)
-    return None
+
+    now: float
+    worker_alive: bool = False
+    thread_holder: str | None = None
+
+
+@dataclass(frozen=True)
+class Ruling(Generic[T]):
+    """What a rule decided: the store's answer, and the operation to write (if any).
+
+    Attributes:
+        answer: what the store method returns.
+        save: the operation to write over the stored one; ``None`` when nothing changes.
+    """
+
+    answer: T
+    save: Operation | None = None
+
+
+@dataclass(frozen=True)
+class Update:
+    """A compare-and-set of an operation's status (see :func:`update`).
+
+    Attributes:
+        operation_id: the operation.
+        expect: the statuses it may have for the change to happen.
+        status: its new status.
+        reason: a new ``reason`` (``None``: kept).
+        result: a new ``result`` (``None``: kept).
+        error: a new ``error`` (``None``: kept).
+        details: keys to merge into ``details`` (``None``: kept).
+    """
+
+    operation_id: str
+    expect: Collection[str]
+    status: str
+    reason: str | None = None
+    result: str | None = None
+    error: str | None = None
+    details: Mapping[str, Any] | None = None
+
+
+def settle(operation: Operation, facts: Facts) -> Ruling[Operation]:
+    """What time alone makes of ``operation``; every read of an operation applies it first.
+
+    A pending approval at or past its deadline is denied (:data:`DEADLINE_REASON`); a running
+    background operation whose worker holds no live lease failed (:data:`BACKGROUND_LOST_ERROR`).
+    Anything else is left as it is (``save`` is ``None``).
+    """
+    changed: Operation | None = None
+    if expired(operation, facts.now):
+        changed = operation.replace(status="denied", reason=DEADLINE_REASON, updated_at=facts.now)
+    elif (
+        operation.kind == "background" and operation.status == "running" and not facts.worker_alive
+    ):
+        changed = operation.replace(
+            status="failed", error=BACKGROUND_LOST_ERROR, updated_at=facts.now
+        )
+    return Ruling(changed or operation, changed)
+
+
+def update(
+    operation: Operation | None, request: Update, facts: Facts
+) -> Ruling[tuple[Operation, bool]]:
+    """Compare-and-set ``operation``'s status as ``request`` asks (settled first).
+
+    When its status is one of ``request.expect`` it takes ``request.status``, ``updated_at``
+    becomes now, and each of ``reason``, ``result``, ``error`` given replaces the saved one
+    (``details`` merges key by key), strings cleaned. Otherwise nothing changes but what
+    settling changed. The answer is the operation afterwards and whether this call changed it.
+
+    Raises:
+        OperationNotFoundError: when there is no operation (``operation`` is ``None``).
+    """
+    if operation is None:
+        raise OperationNotFoundError(
+            f"no operation has the id {request.operation_id!r}",
+            operation_id=request.operation_id,
+        )
+    settled = settle(operation, facts)
+    current = settled.answer
+    if current.status not in request.expect:
+        return Ruling((current, False), settled.save)
+    changes: dict[str, Any] = {"status": request.status, "updated_at": facts.now}
+    texts = (("reason", request.reason), ("result", request.result), ("error", request.error))
+    for name, value in texts:
+        if value is not None:
+            changes[name] = clean_text(value)
+    if request.details is not None:
+        changes["details"] = {**current.details, **clean_json(dict(request.details))}
+    changed = current.replace(**changes)
+    return Ruling((changed, True), changed)
+
+
+def claim(operation: Operation | None, owner: str, facts: Facts) -> Ruling[Operation | None]:
+    """``owner``'s claim to carry ``operation`` on (settled first), or ``None`` when refused.
+
+    It is refused when there is no operation, when it is still open, when it was carried on
+    already (``resumed_at`` set), or when another owner claimed it and still holds the live
+    lease of its thread (``facts.thread_holder``). A repeat by the owner holding the claim
+    answers with that claim unchanged; a new claim (also over a claimer that died) sets
+    ``claimed_by`` and adds one to ``claims``.
+    """
+    if operation is None:
+        return Ruling(None)
+    settled = settle(operation, facts)
+    current = settled.answer
+    if current.open or current.resumed_at is not None:
+        return Ruling(None, settled.save)
+    holder = current.claimed_by
+    if holder == owner:
+        return Ruling(current, settled.save)
+    if holder is not None and holder == facts.thread_holder:
+        return Ruling(None, settled.save)
+    claimed = current.replace(claimed_by=owner, claims=current.claims + 1)
+    return Ruling(claimed, claimed)
+
+
+def finish(
+    operation: Operation | None, owner: str, outcome: Mapping[str, Any], now: float
+) -> Ruling[bool]:
+    """Mark ``operation`` carried on by ``owner``: ``resumed_at`` now, ``outcome`` (cleaned) saved.
+
+    Only the owner holding the claim finishes it, once; otherwise the answer is ``False``
+    and nothing changes. A claimed operation is never open, so nothing is settled first.
+    """
+    if operation is None or operation.claimed_by != owner or operation.resumed_at is not None:
+        return Ruling(False)
+    return Ruling(True, operation.replace(resumed_at=now, outcome=clean_json(dict(outcome))))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
@@ -151,3 +152,34 @@ class ThreadState:
         for run in self.runs:
             total = total + run.usage
         return total
+
+
+INTERRUPTED_ERROR = "the run stopped before it ended: no process held its thread's lease"
+"""The ``error`` a run found ``interrupted`` gets when it had none (``mark_interrupted``)."""
+
+
+def interrupted(run: RunRecord, now: float) -> RunRecord:
+    """``run`` as :meth:`~oracle_core.store.Checkpointer.mark_interrupted` leaves it (a copy).
+
+    Its status becomes ``interrupted``, its ``updated_at`` ``now``, and its ``error`` (when
+    empty) :data:`INTERRUPTED_ERROR`; the rest, its usage included, is kept.
+    """
+    return dataclasses.replace(
+        run, status="interrupted", updated_at=now, error=run.error or INTERRUPTED_ERROR
+    )
+
+
+def tail_of(state: ThreadState, since: int) -> ThreadTail:
+    """The :class:`ThreadTail` of a whole ``state`` from message ``since`` on."""
+    count = len(state.messages)
+    start = since if since <= count else count  # a shrunk thread: nothing to add to
+    return ThreadTail(
+        thread_id=state.thread_id,
+        since=since,
+        messages=state.messages[start:],
+        message_tokens=state.message_tokens[start:],
+        count=count,
+        loaded_plugins=state.loaded_plugins,
+        running=[r for r in state.runs if r.status == "running"],
+        before=state.messages[since - 1] if 0 < since <= count else None,
+    )

@@ -2,7 +2,9 @@
 
 - :mod:`.schema`: numbered migrations, applied once under an advisory lock.
 - :mod:`.codec`: how strings and thread ids are spelled in columns, losslessly.
-- :mod:`.checkpointer`: :class:`PostgresCheckpointer`.
+- :mod:`.checkpointer`: :class:`PostgresCheckpointer`: the connection pool, each method a
+  call of the SQL of its facet (:mod:`.threads`, :mod:`.leases`, :mod:`.operations`,
+  :mod:`.credentials`).
 - :mod:`.notify`: run events across processes through ``LISTEN``/``NOTIFY``.
 """
 

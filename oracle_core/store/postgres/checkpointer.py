@@ -1,19 +1,15 @@
 """The Postgres checkpointer: many server processes, on many machines, sharing one database.
 
-psycopg 3 with an async connection pool (``oracle-core[postgres]``). Each step is one call
-of the ``oracle_append`` function (one round trip, one transaction: the thread's row is
-locked first, so steps on a thread queue across processes); a load is one statement (one
-snapshot); a lease is taken by ``oracle_acquire`` under a transaction advisory lock. The
-schema is created or migrated by the first call (see :mod:`.schema`).
+psycopg 3 with an async connection pool (``oracle-core[postgres]``). The pool is here; each
+facet's SQL has a module of its own (:mod:`.threads`, :mod:`.leases`, :mod:`.operations`,
+:mod:`.credentials`). The schema is created or migrated by the first call (see :mod:`.schema`).
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import re
-import time
 import uuid
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from typing import Any, TypeVar
@@ -22,23 +18,19 @@ import psycopg
 from psycopg.rows import TupleRow
 from psycopg_pool import AsyncConnectionPool
 
-from oracle_core.store.base import (
-    WAITER_LIVENESS,
-    Checkpointer,
-    check_ttl,
-    conflict,
-    credential_key,
-    interrupt,
-)
+from oracle_core.store.base import Checkpointer
+from oracle_core.store.credentials import credential_key
+from oracle_core.store.leases import check_ttl
 from oracle_core.store.postgres import credentials as credential_sql
+from oracle_core.store.postgres import leases as lease_sql
 from oracle_core.store.postgres import operations as operation_sql
 from oracle_core.store.postgres import schema as migrations
-from oracle_core.store.postgres.codec import escape, thread_key, unescape
+from oracle_core.store.postgres import threads as thread_sql
 from oracle_core.store.postgres.notify import NotifyChannel
 from oracle_core.store.saving import encode_messages, to_json
 from oracle_core.values.credentials import CredentialRecord
 from oracle_core.values.messages import Message
-from oracle_core.values.operations import Operation
+from oracle_core.values.operations import Operation, Update
 from oracle_core.values.text import clean_text
 from oracle_core.values.threads import RunRecord, ThreadState, ThreadSummary, ThreadTail
 
@@ -48,24 +40,6 @@ Connection = psycopg.AsyncConnection[TupleRow]
 
 DEFAULT_POOL_SIZE = 10
 """Connections one store (one process) may open at most."""
-
-_APPEND = (
-    "SELECT oracle_append(%s, %s, %s, %s::text[], %s::integer[], %s::text[], %s, %s, %s, %s, "
-    "%s, %s)"
-)
-
-_READ = """
-SELECT
-    (SELECT string_agg(message, ',' ORDER BY seq) FROM oracle_messages
-     WHERE thread_key = %(key)s AND seq >= %(first)s),
-    (SELECT array_agg(tokens ORDER BY seq) FROM oracle_messages
-     WHERE thread_key = %(key)s AND seq >= %(first)s),
-    (SELECT coalesce(max(seq) + 1, 0) FROM oracle_messages WHERE thread_key = %(key)s),
-    (SELECT array_agg(plugin ORDER BY seq) FROM oracle_loaded_plugins WHERE thread_key = %(key)s),
-    (SELECT array_agg(record ORDER BY created_at, ord) FROM oracle_runs
-     WHERE thread_key = %(key)s AND (NOT %(running)s OR status = 'running'))
-"""
-
 
 _SCHEMA_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
 
@@ -203,63 +177,15 @@ class PostgresCheckpointer(Checkpointer):
         """Run events through ``LISTEN``/``NOTIFY``: followers see every process's runs."""
         return self._channel
 
-    # -- threads -------------------------------------------------------------------------------
+    # -- threads and runs ----------------------------------------------------------------------
 
     async def load(self, thread_id: str) -> ThreadState:
         thread_id = clean_text(thread_id)
-        text, tokens, _, loaded, runs = await self._read(thread_id, 0, running=False)
-        return ThreadState(
-            thread_id,
-            messages=json.loads(f"[{text}]"),
-            loaded_plugins=loaded,
-            runs=runs,
-            message_tokens=tokens,
-        )
+        return await self._call(lambda conn: thread_sql.load(conn, thread_id))
 
     async def load_tail(self, thread_id: str, since: int) -> ThreadTail:
         thread_id = clean_text(thread_id)
-        since = max(0, since)
-        # The row before the tail comes along, to check the caller's start; a past-the-end
-        # ``since`` reads nothing (the count says why).
-        text, tokens, count, loaded, running = await self._read(
-            thread_id, since - 1 if since else 0, running=True
-        )
-        messages: list[Message] = json.loads(f"[{text}]")
-        before = None
-        if 0 < since <= count:
-            before, messages, tokens = messages[0], messages[1:], tokens[1:]
-        elif since > count:
-            messages, tokens = [], []
-        return ThreadTail(
-            thread_id=thread_id,
-            since=since,
-            messages=messages,
-            message_tokens=tokens,
-            count=count,
-            loaded_plugins=loaded,
-            running=running,
-            before=before,
-        )
-
-    async def _read(
-        self, thread_id: str, first: int, *, running: bool
-    ) -> tuple[str, list[int], int, list[str], list[RunRecord]]:
-        async def read(conn: Connection) -> tuple[Any, ...] | None:
-            cursor = await conn.execute(
-                _READ, {"key": thread_key(thread_id), "first": first, "running": running}
-            )
-            return await cursor.fetchone()
-
-        row = await self._call(read)
-        assert row is not None
-        text, tokens, count, loaded, runs = row
-        return (
-            text or "",
-            list(tokens or []),
-            int(count),
-            [unescape(p) for p in loaded or []],
-            [RunRecord.from_json(json.loads(r)) for r in runs or []],
-        )
+        return await self._call(lambda conn: thread_sql.load_tail(conn, thread_id, since))
 
     async def append(
         self,
@@ -274,147 +200,41 @@ class PostgresCheckpointer(Checkpointer):
     ) -> list[str]:
         thread_id = clean_text(thread_id)
         rows = await asyncio.to_thread(encode_messages, messages, tokens) if messages else ([], [])
-        record = None if run is None else to_json(run.to_json())
-        args = (
-            thread_key(thread_id),
-            escape(thread_id),
-            base,
-            rows[0],
-            rows[1],
-            list(dict.fromkeys(escape(clean_text(p)) for p in loaded)),
-            None if record is None else escape(record[1]["id"]),
-            None if record is None else record[1]["created_at"],
-            None if record is None else record[0],
-            None if record is None else record[1]["status"],
-            None if lease is None else escape(clean_text(lease)),
-            self._now(),
+        args = thread_sql.append_arguments(
+            thread_id,
+            base=base,
+            rows=rows,
+            loaded=loaded,
+            record=None if run is None else to_json(run.to_json()),
+            lease=lease,
+            now=self._now(),
         )
-
-        async def save(conn: Connection) -> list[str]:
-            try:
-                row = await (await conn.execute(_APPEND, args)).fetchone()
-            except psycopg.DatabaseError as error:
-                if error.sqlstate == "OR409":
-                    raise conflict(thread_id, base, int(error.diag.message_detail or 0)) from None
-                if isinstance(error, psycopg.errors.UniqueViolation):  # a first step raced
-                    raise conflict(thread_id, base, base + 1) from None
-                raise
-            assert row is not None
-            return [unescape(p) for p in row[0]]
-
-        return await self._call(save)
+        return await self._call(lambda conn: thread_sql.append(conn, thread_id, base, args))
 
     async def threads(self) -> list[str]:
-        async def read(conn: Connection) -> list[tuple[Any, ...]]:
-            cursor = await conn.execute(
-                "SELECT thread_id FROM oracle_threads ORDER BY updated_at DESC"
-            )
-            return await cursor.fetchall()
-
-        return [unescape(r[0]) for r in await self._call(read)]
+        return await self._call(thread_sql.listing)
 
     async def thread_summaries(self, *, limit: int | None = None) -> list[ThreadSummary]:
-        async def read(conn: Connection) -> list[tuple[Any, ...]]:
-            cursor = await conn.execute(
-                "SELECT t.thread_id, t.created_at, t.updated_at, "
-                "(SELECT count(*) FROM oracle_messages m WHERE m.thread_key = t.thread_key), "
-                "(SELECT coalesce(sum(tokens), 0) FROM oracle_messages m "
-                " WHERE m.thread_key = t.thread_key), "
-                "(SELECT count(*) FROM oracle_runs r WHERE r.thread_key = t.thread_key) "
-                "FROM oracle_threads t ORDER BY t.updated_at DESC LIMIT %s",
-                (limit,),
-            )
-            return await cursor.fetchall()
-
-        return [
-            ThreadSummary(
-                unescape(r[0]),
-                created_at=float(r[1]),
-                updated_at=float(r[2]),
-                messages=int(r[3]),
-                tokens=int(r[4]),
-                runs=int(r[5]),
-            )
-            for r in await self._call(read)
-        ]
+        return await self._call(lambda conn: thread_sql.summaries(conn, limit))
 
     async def delete(self, thread_id: str) -> bool:
-        key = thread_key(clean_text(thread_id))
-
-        async def remove(conn: Connection) -> bool:
-            async with conn.transaction():
-                cursor = await conn.execute(
-                    "DELETE FROM oracle_threads WHERE thread_key = %s", (key,)
-                )
-                existed = cursor.rowcount > 0
-                for table in _THREAD_TABLES:
-                    await conn.execute(
-                        f"DELETE FROM {table} WHERE thread_key = %s",
-                        (key,),
-                    )
-            return existed
-
-        return await self._call(remove)
+        thread_id = clean_text(thread_id)
+        return await self._call(lambda conn: thread_sql.delete(conn, thread_id))
 
     # -- leases ----------------------------------------------------------------------------------
 
     async def acquire(self, thread_id: str, owner: str, ttl: float) -> bool:
         check_ttl(ttl)
-        args = (
-            thread_key(clean_text(thread_id)),
-            escape(clean_text(owner)),
-            float(ttl),
-            WAITER_LIVENESS,
-            self._now(),
-        )
-
-        async def take(conn: Connection) -> bool:
-            row = await (
-                await conn.execute("SELECT oracle_acquire(%s, %s, %s, %s, %s)", args)
-            ).fetchone()
-            return bool(row and row[0])
-
-        return await self._call(take)
+        thread_id, owner, now = clean_text(thread_id), clean_text(owner), self._now()
+        return await self._call(lambda conn: lease_sql.acquire(conn, thread_id, owner, ttl, now))
 
     async def release(self, thread_id: str, owner: str) -> None:
-        args = (thread_key(clean_text(thread_id)), escape(clean_text(owner)))
-
-        async def give(conn: Connection) -> None:
-            await conn.execute(
-                "DELETE FROM oracle_leases WHERE thread_key = %s AND owner = %s", args
-            )
-
-        await self._call(give)
+        thread_id, owner = clean_text(thread_id), clean_text(owner)
+        await self._call(lambda conn: lease_sql.release(conn, thread_id, owner))
 
     async def mark_interrupted(self, thread_id: str | None = None) -> list[str]:
-        key = None if thread_id is None else thread_key(clean_text(thread_id))
-        live = (
-            "NOT EXISTS (SELECT 1 FROM oracle_leases AS l WHERE l.thread_key = r.thread_key "
-            "AND l.expires_at > oracle_now(%(now)s))"
-        )
-
-        async def mark(conn: Connection) -> list[str]:
-            now = self._now()
-            cursor = await conn.execute(
-                "SELECT run_id, record FROM oracle_runs AS r WHERE status = 'running' "
-                f"AND (%(key)s::bytea IS NULL OR thread_key = %(key)s) AND {live} "
-                "ORDER BY created_at, ord",
-                {"key": key, "now": now},
-            )
-            marked = []
-            for run_id, text in await cursor.fetchall():
-                record = RunRecord.from_json(json.loads(text))
-                interrupt(record, now if now is not None else time.time())
-                done = await conn.execute(
-                    "UPDATE oracle_runs AS r SET record = %(record)s, status = 'interrupted' "
-                    f"WHERE run_id = %(run)s AND status = 'running' AND {live}",
-                    {"record": to_json(record.to_json())[0], "run": run_id, "now": now},
-                )
-                if done.rowcount:  # else a run took the thread (or ended) meanwhile
-                    marked.append(unescape(run_id))
-            return marked
-
-        return await self._call(mark)
+        only = None if thread_id is None else clean_text(thread_id)
+        return await self._call(lambda conn: lease_sql.mark_interrupted(conn, only, self._now()))
 
     # -- credentials -----------------------------------------------------------------------------
 
@@ -482,20 +302,9 @@ class PostgresCheckpointer(Checkpointer):
         error: str | None = None,
         details: Mapping[str, Any] | None = None,
     ) -> tuple[Operation, bool]:
+        request = Update(operation_id, expect, status, reason, result, error, details)
         now = self._now()
-        return await self._call(
-            lambda conn: operation_sql.update(
-                conn,
-                operation_id,
-                now,
-                expect=expect,
-                status=status,
-                reason=reason,
-                result=result,
-                error=error,
-                details=details,
-            )
-        )
+        return await self._call(lambda conn: operation_sql.update(conn, request, now))
 
     async def claim_operation(self, operation_id: str, owner: str) -> Operation | None:
         now = self._now()
@@ -517,8 +326,3 @@ class PostgresCheckpointer(Checkpointer):
         if self._pool is not None:
             await self._pool.close()
             self._pool = None
-
-
-_THREAD_TABLES = ("oracle_messages", "oracle_loaded_plugins", "oracle_runs", "oracle_leases",
-                  "oracle_lease_waiters", "oracle_operations")  # fmt: skip
-"""Tables whose rows belong to one thread (by ``thread_key``), removed with it."""

@@ -1,31 +1,29 @@
 """Operations in the Postgres store: one table, every change a compare-and-set.
 
 Each change runs in one transaction that locks the operation's row (``SELECT ... FOR
-UPDATE``) before reading it, so two processes deciding, claiming or settling one operation
-at once queue on the row and never both win. The row keeps the whole operation as JSON
-(``record``) and, as columns, what queries filter on. The table comes with migration 3.
+UPDATE``) before reading it and the facts its rule needs (the clock, the leases), so two
+processes deciding, claiming or settling one operation at once queue on the row and never
+both win; the rule of :mod:`oracle_core.values.operations` decides, and its ``save`` is
+written. The row keeps the whole operation as JSON (``record``) and, as columns, what
+queries filter on. The table comes with migration 3.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
 
 import psycopg
 
-from oracle_core.errors import OperationNotFoundError
-from oracle_core.store.base import load_operation, updated_operation
-from oracle_core.store.postgres.codec import escape, thread_key
-from oracle_core.store.saving import to_json
-from oracle_core.values.operations import (
-    OPEN_STATUSES,
-    Operation,
-    operation_lease,
-    settled_by_time,
-)
-from oracle_core.values.text import clean_json, clean_text
+from oracle_core.store.postgres.codec import escape, thread_key, unescape
+from oracle_core.store.saving import load_operation, to_json
+from oracle_core.values import operations as rules
+from oracle_core.values.operations import Facts, Operation, Ruling, Update, operation_lease
+from oracle_core.values.text import clean_text
 
+T = TypeVar("T")
 Connection = psycopg.AsyncConnection[Any]
+Rule = Callable[[Operation | None, Facts], Ruling[T]]
 
 MIGRATION = """
 CREATE TABLE oracle_operations (
@@ -44,6 +42,14 @@ CREATE INDEX oracle_operations_by_status ON oracle_operations (status, created_a
 """The operations table."""
 
 
+_FACTS = """
+SELECT t.now,
+    (SELECT owner FROM oracle_leases WHERE thread_key = %(worker)s AND expires_at > t.now),
+    (SELECT owner FROM oracle_leases WHERE thread_key = %(thread)s AND expires_at > t.now)
+FROM (SELECT oracle_now(%(now)s) AS now) AS t
+"""
+
+
 async def _now(conn: Connection, now: float | None) -> float:
     if now is not None:
         return now
@@ -52,13 +58,25 @@ async def _now(conn: Connection, now: float | None) -> float:
     return float(row[0])
 
 
-async def _lease_live(conn: Connection, key: str, now: float, owner: str | None = None) -> bool:
+async def _facts(conn: Connection, operation: Operation | None, now: float | None) -> Facts:
+    """The clock and the leases ``operation``'s rules need, in one round trip."""
+    if operation is None:
+        return Facts(await _now(conn, now))
     cursor = await conn.execute(
-        "SELECT owner FROM oracle_leases WHERE thread_key = %s AND expires_at > %s",
-        (thread_key(clean_text(key)), now),
+        _FACTS,
+        {
+            "now": now,
+            "worker": thread_key(operation_lease(operation.id)),
+            "thread": thread_key(clean_text(operation.thread_id)),
+        },
     )
     row = await cursor.fetchone()
-    return row is not None and (owner is None or row[0] == escape(owner))
+    assert row is not None
+    return Facts(
+        float(row[0]),
+        worker_alive=row[1] is not None,
+        thread_holder=None if row[2] is None else unescape(row[2]),
+    )
 
 
 async def _row(conn: Connection, operation_id: str, *, lock: bool) -> Operation | None:
@@ -70,27 +88,34 @@ async def _row(conn: Connection, operation_id: str, *, lock: bool) -> Operation 
     return None if row is None else load_operation(row[0])
 
 
-async def _save(conn: Connection, operation: Operation) -> None:
-    text, record = to_json(operation.to_record())
-    await conn.execute(
-        "UPDATE oracle_operations SET status = %s, record = %s WHERE id = %s",
-        (record["status"], text, escape(record["id"])),
-    )
+async def _apply(conn: Connection, ruling: Ruling[T]) -> T:
+    """Write the ruling's ``save`` over its row (locked by the caller)."""
+    if ruling.save is not None:
+        text, record = to_json(ruling.save.to_record())
+        await conn.execute(
+            "UPDATE oracle_operations SET status = %s, record = %s WHERE id = %s",
+            (record["status"], text, escape(record["id"])),
+        )
+    return ruling.answer
 
 
-async def _settle(conn: Connection, operation: Operation, now: float) -> Operation:
-    """``operation`` with what time decides applied (its row locked by the caller)."""
-    alive = await _lease_live(conn, operation_lease(operation.id), now)
-    changed = settled_by_time(operation, now, alive)
-    if changed is None:
+async def _decide(conn: Connection, operation_id: str, now: float | None, rule: Rule[T]) -> T:
+    """Lock the row, read its facts, apply ``rule`` and write its decision, in one transaction."""
+    async with conn.transaction():
+        current = await _row(conn, operation_id, lock=True)
+        return await _apply(conn, rule(current, await _facts(conn, current, now)))
+
+
+async def _settled(conn: Connection, operation: Operation, now: float) -> Operation | None:
+    """``operation`` settled: read as it is when time changes nothing, else locked and written."""
+    if rules.settle(operation, await _facts(conn, operation, now)).save is None:
         return operation
-    await _save(conn, changed)
-    return changed
-
-
-async def _needs_settling(conn: Connection, operation: Operation, now: float) -> bool:
-    alive = await _lease_live(conn, operation_lease(operation.id), now)
-    return settled_by_time(operation, now, alive) is not None
+    return await _decide(
+        conn,
+        operation.id,
+        now,
+        lambda again, facts: Ruling(None) if again is None else rules.settle(again, facts),
+    )
 
 
 async def insert(conn: Connection, operation: Operation) -> None:
@@ -120,14 +145,10 @@ async def insert(conn: Connection, operation: Operation) -> None:
 
 async def get(conn: Connection, operation_id: str, now: float | None) -> Operation | None:
     """The operation, settled first (a write only when something must change)."""
-    operation_id = clean_text(operation_id)
-    operation = await _row(conn, operation_id, lock=False)
-    moment = await _now(conn, now)
-    if operation is None or not await _needs_settling(conn, operation, moment):
-        return operation
-    async with conn.transaction():
-        again = await _row(conn, operation_id, lock=True)
-        return None if again is None else await _settle(conn, again, moment)
+    operation = await _row(conn, clean_text(operation_id), lock=False)
+    if operation is None:
+        return None
+    return await _settled(conn, operation, await _now(conn, now))
 
 
 async def select(
@@ -153,80 +174,29 @@ async def select(
     where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
     query = f"SELECT id, record FROM oracle_operations {where} ORDER BY created_at, ord"
     rows = await (await conn.execute(query, values)).fetchall()
-    found = [load_operation(r[1]) for r in rows]
     moment = await _now(conn, now)
     settled = []
-    for operation in found:
-        if await _needs_settling(conn, operation, moment):
-            async with conn.transaction():
-                again = await _row(conn, operation.id, lock=True)
-                if again is None:
-                    continue
-                operation = await _settle(conn, again, moment)
-        settled.append(operation)
-    if status is not None:
-        settled = [o for o in settled if o.status == status]
+    for row in rows:
+        operation = await _settled(conn, load_operation(row[1]), moment)
+        if operation is not None and (status is None or operation.status == status):
+            settled.append(operation)
     return settled[: max(0, limit)]
 
 
-async def update(
-    conn: Connection,
-    operation_id: str,
-    now: float | None,
-    *,
-    expect: Collection[str],
-    status: str,
-    reason: str | None,
-    result: str | None,
-    error: str | None,
-    details: Mapping[str, Any] | None,
-) -> tuple[Operation, bool]:
-    """Compare-and-set the status (see :meth:`Checkpointer.update_operation`)."""
-    operation_id = clean_text(operation_id)
-    async with conn.transaction():
-        current = await _row(conn, operation_id, lock=True)
-        if current is None:
-            raise OperationNotFoundError(
-                f"no operation has the id {operation_id!r}", operation_id=operation_id
-            )
-        moment = await _now(conn, now)
-        current = await _settle(conn, current, moment)
-        if current.status not in expect:
-            return current, False
-        changed = updated_operation(
-            current,
-            moment,
-            status=status,
-            reason=reason,
-            result=result,
-            error=error,
-            details=details,
-        )
-        await _save(conn, changed)
-        return changed, True
+async def update(conn: Connection, request: Update, now: float | None) -> tuple[Operation, bool]:
+    """Compare-and-set the status (see :func:`oracle_core.values.operations.update`)."""
+    operation_id = clean_text(request.operation_id)
+    return await _decide(conn, operation_id, now, lambda o, facts: rules.update(o, request, facts))
 
 
 async def claim(
     conn: Connection, operation_id: str, owner: str, now: float | None
 ) -> Operation | None:
-    """Claim carrying a settled operation on (see :meth:`Checkpointer.claim_operation`)."""
-    operation_id, owner = clean_text(operation_id), clean_text(owner)
-    async with conn.transaction():
-        current = await _row(conn, operation_id, lock=True)
-        if current is None:
-            return None
-        moment = await _now(conn, now)
-        current = await _settle(conn, current, moment)
-        if current.status in OPEN_STATUSES or current.resumed_at is not None:
-            return None
-        holder = current.claimed_by
-        if holder == owner:
-            return current
-        if holder is not None and await _lease_live(conn, current.thread_id, moment, holder):
-            return None
-        claimed = current.replace(claimed_by=owner, claims=current.claims + 1)
-        await _save(conn, claimed)
-        return claimed
+    """Claim carrying a settled operation on (see :func:`oracle_core.values.operations.claim`)."""
+    owner = clean_text(owner)
+    return await _decide(
+        conn, clean_text(operation_id), now, lambda o, facts: rules.claim(o, owner, facts)
+    )
 
 
 async def finish(
@@ -236,12 +206,11 @@ async def finish(
     outcome: Mapping[str, Any],
     now: float | None,
 ) -> bool:
-    """Mark a claimed operation carried on (see :meth:`Checkpointer.finish_operation`)."""
-    operation_id, owner = clean_text(operation_id), clean_text(owner)
-    async with conn.transaction():
-        current = await _row(conn, operation_id, lock=True)
-        if current is None or current.claimed_by != owner or current.resumed_at is not None:
-            return False
-        moment = await _now(conn, now)
-        await _save(conn, current.replace(resumed_at=moment, outcome=clean_json(dict(outcome))))
-        return True
+    """Mark a claimed operation carried on (see :func:`oracle_core.values.operations.finish`)."""
+    owner = clean_text(owner)
+    return await _decide(
+        conn,
+        clean_text(operation_id),
+        now,
+        lambda o, facts: rules.finish(o, owner, outcome, facts.now),
+    )

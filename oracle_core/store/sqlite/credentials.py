@@ -1,7 +1,8 @@
 """The SQL of stored credentials in the SQLite store (only sealed values, never clear text).
 
-:class:`~oracle_core.store.sqlite.checkpointer.SQLiteCheckpointer` creates the table with its own and
-runs these functions on its worker threads; each write is one transaction.
+:mod:`.schema` creates the table with the store's others, and
+:class:`~oracle_core.store.sqlite.checkpointer.SQLiteCheckpointer` runs these functions on its
+worker threads; each write is one transaction.
 """
 
 from __future__ import annotations

@@ -1,29 +1,24 @@
 """Operations in the SQLite store: one table, every change a compare-and-set.
 
 Each change runs in a ``BEGIN IMMEDIATE`` transaction (SQLite's one writer lock, shared by
-every process on the file), reading the row and writing it under that lock, so two
-processes deciding, claiming or settling one operation at once never both win. The row
-keeps the whole operation as JSON (``record``) and, as columns, what queries filter on.
-The functions here take the store's connection; :class:`~oracle_core.SQLiteCheckpointer`
+every process on the file): the row and the facts its rule needs (the leases) are read under
+that lock, the rule of :mod:`oracle_core.values.operations` decides, and its ``save`` is
+written, so two processes deciding, claiming or settling one operation at once never both
+win. The row keeps the whole operation as JSON (``record``) and, as columns, what queries
+filter on. The functions here take the store's connection; :class:`~oracle_core.SQLiteCheckpointer`
 calls them on its worker thread.
 """
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
-from oracle_core.errors import OperationNotFoundError
-from oracle_core.store.base import load_operation, updated_operation
-from oracle_core.store.saving import to_json
+from oracle_core.store.saving import load_operation, to_json
 from oracle_core.store.sqlite.connect import immediate
-from oracle_core.values.operations import (
-    OPEN_STATUSES,
-    Operation,
-    operation_lease,
-    settled_by_time,
-)
+from oracle_core.values import operations as rules
+from oracle_core.values.operations import Facts, Operation, Ruling, Update, operation_lease
 from oracle_core.values.text import clean_text
 
 T = TypeVar("T")
@@ -60,41 +55,38 @@ def _dump(operation: Operation) -> tuple[str, str, str, str, str, float, str]:
     )
 
 
-def _write(db: sqlite3.Connection, work: Callable[[], T]) -> T:
-    """Run ``work`` in one ``BEGIN IMMEDIATE`` transaction."""
-    with immediate(db):
-        return work()
-
-
-def _lease_live(db: sqlite3.Connection, key: str, now: float, owner: str | None = None) -> bool:
+def _holder(db: sqlite3.Connection, key: str, now: float) -> str | None:
+    """The owner of the live lease ``key``, if any."""
     row = db.execute(
         "SELECT owner FROM oracle_leases WHERE thread_id = ? AND expires_at > ?", (key, now)
     ).fetchone()
-    return row is not None and (owner is None or row[0] == owner)
+    return None if row is None else str(row[0])
 
 
-def _save(db: sqlite3.Connection, operation: Operation, expect_status: str) -> bool:
-    """Write ``operation`` over its row if the row's status is still ``expect_status``."""
-    values = _dump(operation)
-    cursor = db.execute(
-        "UPDATE oracle_operations SET status = ?, record = ? WHERE id = ? AND status = ?",
-        (values[4], values[6], values[0], expect_status),
+def _facts(db: sqlite3.Connection, operation: Operation | None, now: float) -> Facts:
+    if operation is None:
+        return Facts(now)
+    return Facts(
+        now,
+        worker_alive=_holder(db, operation_lease(operation.id), now) is not None,
+        thread_holder=_holder(db, operation.thread_id, now),
     )
-    return cursor.rowcount == 1
 
 
-def _settle(db: sqlite3.Connection, operation: Operation, now: float) -> Operation:
-    """``operation`` with what time decides applied (call it inside a write transaction)."""
-    alive = _lease_live(db, operation_lease(operation.id), now)
-    changed = settled_by_time(operation, now, alive)
-    if changed is not None and _save(db, changed, operation.status):
-        return changed
-    return operation
+def _apply(db: sqlite3.Connection, ruling: Ruling[T]) -> T:
+    """Write the ruling's ``save`` over its row (call it inside a write transaction)."""
+    if ruling.save is not None:
+        values = _dump(ruling.save)
+        db.execute(
+            "UPDATE oracle_operations SET status = ?, record = ? WHERE id = ?",
+            (values[4], values[6], values[0]),
+        )
+    return ruling.answer
 
 
-def _needs_settling(db: sqlite3.Connection, operation: Operation, now: float) -> bool:
-    alive = _lease_live(db, operation_lease(operation.id), now)
-    return settled_by_time(operation, now, alive) is not None
+def _settles(db: sqlite3.Connection, operation: Operation, now: float) -> bool:
+    """Whether reading ``operation`` must write what time decided."""
+    return rules.settle(operation, _facts(db, operation, now)).save is not None
 
 
 def _row(db: sqlite3.Connection, operation_id: str) -> Operation | None:
@@ -104,6 +96,16 @@ def _row(db: sqlite3.Connection, operation_id: str) -> Operation | None:
     return None if row is None else load_operation(row[0])
 
 
+Rule = Callable[[Operation | None, Facts], Ruling[T]]
+
+
+def _decide(db: sqlite3.Connection, operation_id: str, now: float, rule: Rule[T]) -> T:
+    """Read the row and its facts, apply ``rule`` and write its decision, in one transaction."""
+    with immediate(db):
+        current = _row(db, operation_id)
+        return _apply(db, rule(current, _facts(db, current, now)))
+
+
 def insert(db: sqlite3.Connection, operation: Operation) -> None:
     """Insert a new operation.
 
@@ -111,29 +113,24 @@ def insert(db: sqlite3.Connection, operation: Operation) -> None:
         ValueError: when its id exists already.
     """
     values = _dump(operation)
-
-    def work() -> None:
+    with immediate(db):
         try:
             db.execute(f"INSERT INTO oracle_operations ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)",
                        values)  # fmt: skip
         except sqlite3.IntegrityError:
             raise ValueError(f"operation {values[0]!r} exists already") from None
 
-    _write(db, work)
-
 
 def get(db: sqlite3.Connection, operation_id: str, now: float) -> Operation | None:
     """The operation, settled first (a write only when something must change)."""
     operation_id = clean_text(operation_id)
     operation = _row(db, operation_id)
-    if operation is None or not _needs_settling(db, operation, now):
+    if operation is None or not _settles(db, operation, now):
         return operation
 
-    def work() -> Operation | None:
+    with immediate(db):  # again, under the lock: another process may have settled it
         again = _row(db, operation_id)
-        return None if again is None else _settle(db, again, now)
-
-    return _write(db, work)
+        return None if again is None else _apply(db, rules.settle(again, _facts(db, again, now)))
 
 
 def select(
@@ -162,92 +159,33 @@ def select(
         f"SELECT record FROM oracle_operations {where} ORDER BY created_at, rowid", values
     ).fetchall()
     found = [load_operation(r[0]) for r in rows]
-    if any(_needs_settling(db, o, now) for o in found):
+    if any(_settles(db, o, now) for o in found):
         if not write:
             return None
-
-        def work() -> list[Operation]:
-            return [_settle(db, o, now) for o in found]
-
-        found = _write(db, work)
+        with immediate(db):
+            found = [_apply(db, rules.settle(o, _facts(db, o, now))) for o in found]
     if status is not None:
         found = [o for o in found if o.status == status]
     return found[: max(0, limit)]
 
 
-def update(
-    db: sqlite3.Connection,
-    operation_id: str,
-    now: float,
-    *,
-    expect: Collection[str],
-    status: str,
-    reason: str | None,
-    result: str | None,
-    error: str | None,
-    details: Mapping[str, Any] | None,
-) -> tuple[Operation, bool]:
-    """Compare-and-set the status (see :meth:`Checkpointer.update_operation`)."""
-    operation_id = clean_text(operation_id)
-
-    def work() -> tuple[Operation, bool]:
-        current = _row(db, operation_id)
-        if current is None:
-            raise OperationNotFoundError(
-                f"no operation has the id {operation_id!r}", operation_id=operation_id
-            )
-        current = _settle(db, current, now)
-        if current.status not in expect:
-            return current, False
-        changed = updated_operation(
-            current,
-            now,
-            status=status,
-            reason=reason,
-            result=result,
-            error=error,
-            details=details,
-        )
-        _save(db, changed, current.status)
-        return changed, True
-
-    return _write(db, work)
+def update(db: sqlite3.Connection, request: Update, now: float) -> tuple[Operation, bool]:
+    """Compare-and-set the status (see :func:`oracle_core.values.operations.update`)."""
+    operation_id = clean_text(request.operation_id)
+    return _decide(db, operation_id, now, lambda o, facts: rules.update(o, request, facts))
 
 
 def claim(db: sqlite3.Connection, operation_id: str, owner: str, now: float) -> Operation | None:
-    """Claim carrying a settled operation on (see :meth:`Checkpointer.claim_operation`)."""
-    operation_id, owner = clean_text(operation_id), clean_text(owner)
-
-    def work() -> Operation | None:
-        current = _row(db, operation_id)
-        if current is None:
-            return None
-        current = _settle(db, current, now)
-        if current.status in OPEN_STATUSES or current.resumed_at is not None:
-            return None
-        holder = current.claimed_by
-        if holder == owner:
-            return current
-        if holder is not None and _lease_live(db, current.thread_id, now, holder):
-            return None
-        claimed = current.replace(claimed_by=owner, claims=current.claims + 1)
-        _save(db, claimed, current.status)
-        return claimed
-
-    return _write(db, work)
+    """Claim carrying a settled operation on (see :func:`oracle_core.values.operations.claim`)."""
+    owner = clean_text(owner)
+    return _decide(db, clean_text(operation_id), now, lambda o, facts: rules.claim(o, owner, facts))
 
 
 def finish(
     db: sqlite3.Connection, operation_id: str, owner: str, outcome: Mapping[str, Any], now: float
 ) -> bool:
-    """Mark a claimed operation carried on (see :meth:`Checkpointer.finish_operation`)."""
-    operation_id, owner = clean_text(operation_id), clean_text(owner)
-
-    def work() -> bool:
-        current = _row(db, operation_id)
-        if current is None or current.claimed_by != owner or current.resumed_at is not None:
-            return False
-        done = current.replace(resumed_at=now, outcome=dict(outcome))
-        return _save(db, done, current.status)
-
-    return _write(db, work)
+    """Mark a claimed operation carried on (see :func:`oracle_core.values.operations.finish`)."""
+    owner = clean_text(owner)
+    return _decide(
+        db, clean_text(operation_id), now, lambda o, facts: rules.finish(o, owner, outcome, now)
+    )
