@@ -18,10 +18,9 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Sequence
 
-from oracle_core.authoring.tools.tool import Tool
 from oracle_core.capabilities.meta_tools import LOAD_CAPABILITY, echo
 from oracle_core.plugins.registry import BoundTool, Registry
-from oracle_core.values.messages import ToolCall, ToolResult
+from oracle_core.values.messages import RequestTool, ToolCall, ToolResult
 
 
 def visible_tools(registry: Registry, loaded: Sequence[str]) -> list[BoundTool]:
@@ -72,7 +71,7 @@ def refusal(
     )
 
 
-def offered(gate_tools: Iterable[Tool], sent: Iterable[Tool]) -> frozenset[str]:
+def offered(gate_tools: Iterable[RequestTool], sent: Iterable[RequestTool]) -> frozenset[str]:
     """The tool names a call may run: chosen by the gate *and* actually sent to the provider.
 
     A tool a middleware added to the request was sent but not chosen; one it removed was
