@@ -33,9 +33,9 @@ TOOL_NAME_PATTERN = re.compile(r"[a-zA-Z0-9_-]{1,64}")
 class Tool:
     """A function the model may call, with its name, description and JSON schema.
 
-    Make one with :func:`tool`; the core binds every tool when the oracle is built. Tools
-    compare by identity. The JSON schema and the argument model are built on first need
-    (see :meth:`prepare`), so decorating a function stays cheap.
+    Make one with :func:`~oracle_core.tool`; the core binds every tool when the oracle is
+    built. Tools compare by identity. The JSON schema and the argument model are built on
+    first need (see :meth:`prepare`), so decorating a function stays cheap.
 
     Attributes:
         name: the name the model calls it by.

@@ -15,6 +15,8 @@ from oracle_core.plugins.validate.results import HookResults
 
 
 def read_manifest(results: HookResults, errors: list[Problem]) -> PluginManifest | None:
+    """The valid manifest ``oracle_manifest`` returned, or ``None`` with its problems added
+    to ``errors`` (none when the hook was not reached)."""
     error = results.raised.get("oracle_manifest")
     if isinstance(error, ValidationError):
         errors += _field_problems(error)

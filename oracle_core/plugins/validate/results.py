@@ -39,6 +39,8 @@ class HookResults:
 
 
 def listed(results: HookResults, hook: str, kind: type, errors: list[Problem]) -> list[Any]:
+    """The ``kind`` items ``hook`` returned; a raise, a non-list or a wrong item is added to
+    ``errors`` instead."""
     error = results.raised.get(hook)
     if error is not None:
         errors.append(Problem(f"hook {hook} raised {type(error).__name__}: {error}"))
