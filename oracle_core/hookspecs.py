@@ -32,10 +32,10 @@ import pluggy
 if TYPE_CHECKING:
     from oracle_core.authoring.host import OracleHandle, PluginHost
     from oracle_core.authoring.manifest import PluginManifest
+    from oracle_core.authoring.mcp import MCPServer
     from oracle_core.authoring.middleware import Middleware
     from oracle_core.authoring.routes import Route
     from oracle_core.authoring.tools.tool import Tool
-    from oracle_core.plugins.mcp.config import MCPServer
 
 PROJECT_NAME = "oracle"
 

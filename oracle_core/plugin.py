@@ -9,13 +9,14 @@ from oracle_core.authoring.connections import Connection
 from oracle_core.authoring.context import ToolContext, ToolHost
 from oracle_core.authoring.host import OracleHandle, PluginHost
 from oracle_core.authoring.manifest import Example, PluginManifest, Visibility
+from oracle_core.authoring.mcp import MCPServer
 from oracle_core.authoring.middleware import Middleware, ModelHandler, ToolHandler
 from oracle_core.authoring.routes import Route
 from oracle_core.authoring.secrets import Secret
-from oracle_core.authoring.tools.tool import Tool, tool
+from oracle_core.authoring.tools.decorator import tool
+from oracle_core.authoring.tools.tool import Tool
 from oracle_core.errors import ToolError
 from oracle_core.hookspecs import hookimpl, hookspec
-from oracle_core.plugins.mcp.config import MCPServer
 from oracle_core.store.sqlite.connect import SQLiteStore, connect_sqlite
 from oracle_core.values.messages import ModelRequest, ModelResponse, ToolCall, ToolResult
 

@@ -344,7 +344,7 @@ def test_hook_parameters_are_read_as_inspect_signature_reads_them() -> None:
     import inspect
     import random
 
-    from oracle_core.plugins.validate.plugin import _named_parameters
+    from oracle_core.plugins.validate.hooks import _named_parameters
 
     rng = random.Random(99)
     for round_ in range(200):

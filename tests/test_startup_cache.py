@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from support import SitePackages
 
-import oracle_core.authoring.tools.tool
+import oracle_core.authoring.tools.schema
 from oracle_core import Oracle
 
 PLUGIN = '''
@@ -47,13 +47,13 @@ def oracle_tools():
 def builds(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
     """The name of every argument model pydantic builds for a tool, in order."""
     made: list[str] = []
-    real = oracle_core.authoring.tools.tool.create_model  # type: ignore[attr-defined]
+    real = oracle_core.authoring.tools.schema.create_model  # type: ignore[attr-defined]
 
     def counting(name: str, /, **kwargs: Any) -> Any:
         made.append(name)
         return real(name, **kwargs)
 
-    monkeypatch.setattr(oracle_core.authoring.tools.tool, "create_model", counting)
+    monkeypatch.setattr(oracle_core.authoring.tools.schema, "create_model", counting)
     yield made
 
 

@@ -189,12 +189,12 @@ def test_an_optional_or_annotated_context_never_reaches_the_schema() -> None:
 
 
 def test_decorating_builds_no_schema_until_one_is_needed(monkeypatch: pytest.MonkeyPatch) -> None:
-    import oracle_core.authoring.tools.tool
+    import oracle_core.authoring.tools.schema
 
     built: list[str] = []
-    real = oracle_core.authoring.tools.tool.create_model
+    real = oracle_core.authoring.tools.schema.create_model
     monkeypatch.setattr(
-        oracle_core.authoring.tools.tool,
+        oracle_core.authoring.tools.schema,
         "create_model",
         lambda name, /, **kw: built.append(name) or real(name, **kw),
     )
@@ -234,7 +234,9 @@ def test_simple_parameters_get_exactly_the_schema_pydantic_writes(
 
     from pydantic import ConfigDict, Field, create_model
 
-    from oracle_core.authoring.tools.tool import _Arguments, _Parameter, _strip_titles
+    from oracle_core.authoring.tools.schema import Arguments as _Arguments
+    from oracle_core.authoring.tools.schema import strip_titles as _strip_titles
+    from oracle_core.authoring.tools.signature import Parameter as _Parameter
 
     description = "What it is." if described else None
     arguments = _Arguments("t", "tool 't'", [_Parameter("p", hint, default, description)])

@@ -21,11 +21,9 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from oracle_core.authoring.context import ToolHost
 
 if TYPE_CHECKING:
+    from oracle_core.authoring.parts import ModelView, RegistryView, ThreadStore
     from oracle_core.authoring.secrets import Secret
-    from oracle_core.models.base import Model
-    from oracle_core.plugins.registry import Registry
     from oracle_core.settings import Settings
-    from oracle_core.store.base import Checkpointer
     from oracle_core.values.events import Event
     from oracle_core.values.result import RunResult
 
@@ -70,17 +68,17 @@ class OracleHandle(ToolHost, Protocol):
     """What ``oracle_startup``, ``oracle_shutdown`` and tools may use of a running oracle."""
 
     @property
-    def registry(self) -> Registry:
+    def registry(self) -> RegistryView:
         """Every plugin that assembled and started, with its tools, middleware and routes."""
         ...
 
     @property
-    def checkpointer(self) -> Checkpointer:
+    def checkpointer(self) -> ThreadStore:
         """The thread store."""
         ...
 
     @property
-    def model(self) -> Model:
+    def model(self) -> ModelView:
         """The model runs talk to."""
         ...
 

@@ -31,7 +31,7 @@ from oracle_core.capabilities.meta_tools import (
 )
 from oracle_core.capabilities.surface import Catalog, Specialist, Surface, specialist_tools
 from oracle_core.plugins.registry import BoundTool, Registry
-from oracle_core.values.messages import ToolCall, ToolResult
+from oracle_core.values.messages import RequestTool, ToolCall, ToolResult
 
 SPECIALIST_REFUSAL = "Tool {name} is not one of your tools: call only the tools you were given."
 """The refusal on a specialist surface, whatever was called: it has no capability to load."""
@@ -97,7 +97,9 @@ class Gate:
             tools = (*tools[:meta], GET_OPERATION_TOOL, *tools[meta:])
         return tools
 
-    def shown(self, chosen: Iterable[Tool], sent: Iterable[Tool] | None = None) -> Shown:
+    def shown(
+        self, chosen: Iterable[RequestTool], sent: Iterable[RequestTool] | None = None
+    ) -> Shown:
         """Which calls answering a request may run: tools the gate chose *and* the provider got.
 
         A tool a middleware added to the request was sent but not chosen; one it removed

@@ -111,7 +111,7 @@ def register_plugins(
     others go, so the result equals one-by-one registration (a test checks that).
 
     ``parsed`` may give, for each plugin, what ``manager.parse_hookimpl_opts`` returned
-    for its attributes (see :func:`~oracle_core.plugins.validate.plugin.hook_problems`); they are
+    for its attributes (see :func:`~oracle_core.plugins.validate.hooks.hook_problems`); they are
     then not parsed again. It is used only when ``manager`` parses as pluggy's own
     ``PluginManager`` does (same method, same project name).
     """

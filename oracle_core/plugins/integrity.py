@@ -37,6 +37,10 @@ GUARDED_MODULES = (
     "oracle_core.run.pool",
     "oracle_core.run.requests",
     "oracle_core.authoring.tools.tool",
+    "oracle_core.authoring.tools.decorator",
+    "oracle_core.authoring.tools.schema",
+    "oracle_core.authoring.tools.signature",
+    "oracle_core.authoring.tools.docstrings",
 )
 """The modules whose functions and classes decide what the model is shown and what runs."""
 

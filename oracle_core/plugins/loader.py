@@ -3,7 +3,7 @@
 Each plugin is imported and registered with the oracle's own plugin manager; then its
 assembly hooks (manifest, tools, middleware, routes) are called through pluggy, one plugin
 at a time and each hook under a timeout, and everything it gave is checked by the
-validator (:mod:`oracle_core.plugins.validate.plugin`). A plugin with any error is left out and
+validator (:mod:`oracle_core.plugins.validate`). A plugin with any error is left out and
 recorded with its name, distribution and every problem; the others go on. Last, names and
 ``depends_on`` are resolved across plugins (:mod:`oracle_core.plugins.resolve`).
 
@@ -43,7 +43,7 @@ from oracle_core.plugins.hooks import (
 from oracle_core.plugins.integrity import CoreSnapshot
 from oracle_core.plugins.registry import Plugin, Registry
 from oracle_core.plugins.resolve import resolve
-from oracle_core.plugins.validate.plugin import (
+from oracle_core.plugins.validate import (
     HookResults,
     Problem,
     Validation,

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from oracle_core.errors import ConfigError
-from oracle_core.plugins.config import load_plugin_config, plugin_overrides
+from oracle_core.settings.plugin_tables import plain_plugin_config, plugin_overrides
 from oracle_core.settings.reading import ENVIRONMENT, env_flag, env_number, read_config
 from oracle_core.values.limits import RunLimits
 
@@ -246,11 +246,11 @@ class Settings:
     @cached_property
     def plugin_overrides(self) -> dict[str, str]:
         """The ``ORACLE_PLUGIN_<NAME>__<KEY>`` variables of :attr:`env`, picked out once for
-        every plugin's configuration (see :func:`~oracle_core.plugins.config.plugin_overrides`)."""
+        every plugin's configuration (see :func:`~oracle_core.settings.plugin_tables.plugin_overrides`)."""
         return plugin_overrides(self.env)
 
     def plugin_config(self, plugin: str) -> dict[str, Any]:
-        """The configuration of one plugin, as a plain dict (see :mod:`oracle_core.plugins.config`).
+        """The configuration of one plugin, as a plain dict (see :mod:`oracle_core.settings.plugin_tables`).
 
         Read from ``[plugins.<plugin>]`` in ``oracle.toml``; a value written as
         ``"$VAR"`` or ``{ "$env" = "VAR" }`` is read from the environment variable ``VAR``
@@ -262,7 +262,6 @@ class Settings:
         Raises:
             PluginConfigError: a ``$env`` reference names a variable that is not set.
         """
-        values: dict[str, Any] = load_plugin_config(
-            plugin, None, self.plugin_section(plugin), self.env, self.plugin_overrides
+        return plain_plugin_config(
+            plugin, self.plugin_section(plugin), self.env, self.plugin_overrides
         )
-        return values

@@ -3,7 +3,7 @@
 It checks what the core and the model rely on, and lists every problem at once:
 
 - everything the plugin validator checks when an oracle assembles the plugin (its hooks,
-  manifest, tools and examples; :mod:`oracle_core.plugins.validate.plugin`), with the
+  manifest, tools and examples; :mod:`oracle_core.plugins.validate`), with the
   same messages, and its soft-limit warnings counted as problems too;
 - that it starts (its ``oracle_startup`` returns in time);
 - every tool's parameters are valid JSON Schema (the slow check assembly leaves out);
@@ -30,7 +30,7 @@ from oracle_core.capabilities.prompt import tier1_entry
 from oracle_core.oracle import Oracle
 from oracle_core.plugins.loader import declared_name, source_for_object
 from oracle_core.plugins.registry import Plugin, Registry
-from oracle_core.plugins.validate.plugin import deep_tool_problems
+from oracle_core.plugins.validate import deep_tool_problems
 from oracle_core.settings import Settings
 from oracle_core.store import MemoryCheckpointer
 from oracle_core.testing.gate_check import GateCheck, Probe

@@ -7,14 +7,41 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-if TYPE_CHECKING:  # annotations only: the events a CLI prints need neither
-    from oracle_core.authoring.tools.tool import Tool
+if TYPE_CHECKING:  # annotations only: the events a CLI prints need it not
     from oracle_core.values.operations import Operation
 
 Message = dict[str, Any]
 """One chat message in OpenAI format (``{"role": ..., "content": ..., ...}``)."""
+
+
+class RequestTool(Protocol):
+    """What a model request needs of a tool it shows: the model's adapters, the middleware
+    and the servers read these, never how the tool runs.
+
+    :class:`~oracle_core.Tool` is one; the protocol keeps the request, a value, from
+    depending on the tools' own layer.
+    """
+
+    @property
+    def name(self) -> str:
+        """The name the model calls it by."""
+        ...
+
+    @property
+    def description(self) -> str:
+        """What it does, as the model reads it."""
+        ...
+
+    @property
+    def parameters(self) -> dict[str, Any]:
+        """The JSON schema of its arguments."""
+        ...
+
+    def openai_schema(self) -> dict[str, Any]:
+        """The tool as an OpenAI ``tools`` entry (``{"type": "function", ...}``)."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -70,7 +97,7 @@ class ModelRequest:
     model: str
     system_prompt: str
     messages: tuple[Mapping[str, Any], ...]
-    tools: tuple[Tool, ...]
+    tools: tuple[RequestTool, ...]
     options: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     user_id: str = "default"
 
