@@ -18,6 +18,8 @@ import importlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from oracle_core.version import __version__
+
 # The export table: each public name and the module that defines it, written once. Type
 # checkers read it as it stands ("X as X" re-exports X); at run time the names are imported
 # on first use (PEP 562), so ``import oracle_core`` and ``oracle --help`` do not pay for the
@@ -147,7 +149,5 @@ def __getattr__(name: str) -> Any:
 def __dir__() -> list[str]:
     return sorted(__all__)
 
-
-__version__ = "0.1.0"
 
 __all__ = [*sorted(_EXPORTS), "__version__"]

@@ -87,10 +87,11 @@ def import_graph(top_level_only: bool, types: bool = False) -> dict[str, set[str
 
 
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("errors", "environment"),
+    ("errors", "environment", "version"),
     ("values",),
     ("settings",),
-    ("authoring", "hookspecs"),
+    ("authoring",),
+    ("hookspecs",),
     ("plugins",),
     ("models", "store", "capabilities", "credentials"),
     ("run",),

@@ -52,7 +52,7 @@ CACHE_FORMAT = 3
 
 
 def _file_digest() -> str:
-    from oracle_core import __version__
+    from oracle_core.version import __version__
 
     text = f"{CACHE_FORMAT}|{__version__}|{pydantic.VERSION}|{sys.version_info[:2]}"
     return hashlib.sha256(text.encode()).hexdigest()[:16]

@@ -9,7 +9,6 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Query, Request
 from starlette.responses import JSONResponse, Response
 
-from oracle_core import __version__
 from oracle_core.capabilities.meta_tools import list_capabilities
 from oracle_core.server.context import ServerContext
 from oracle_core.server.errors import ApiError
@@ -27,6 +26,7 @@ from oracle_core.server.models import (
 )
 from oracle_core.server.sse import run_stream, sse_response
 from oracle_core.values.messages import public_message
+from oracle_core.version import __version__
 
 _ERRORS: dict[int | str, dict[str, Any]] = {
     401: UNAUTHORIZED,

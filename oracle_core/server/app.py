@@ -11,7 +11,6 @@ from fastapi import FastAPI, Request
 from starlette.responses import Response
 from starlette.types import ASGIApp
 
-from oracle_core import __version__
 from oracle_core.server.api import api_router, health_router
 from oracle_core.server.auth import BearerAuth
 from oracle_core.server.connections import connections_router
@@ -28,6 +27,7 @@ from oracle_core.server.page import page_router, static_mount
 from oracle_core.server.plugin_routes import plugin_routes
 from oracle_core.server.security import SecurityHeadersMiddleware
 from oracle_core.server.threads import threads_router
+from oracle_core.version import __version__
 
 if TYPE_CHECKING:
     from oracle_core.oracle import Oracle

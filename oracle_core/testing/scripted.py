@@ -31,7 +31,7 @@ from oracle_core.testing.script import Reply, ReplyQueue, SeenRequest
 from oracle_core.values.messages import ModelRequest, ModelResponse
 
 if TYPE_CHECKING:
-    from oracle_core import RunResult
+    from oracle_core.values.result import RunResult
 
 CALL_HEADER = "x-oracle-test-call"
 """The header that ties a recorded request back to the run and step that made it."""

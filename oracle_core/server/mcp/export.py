@@ -172,7 +172,7 @@ def _structured(content: str) -> dict[str, Any] | None:
 
 
 def _version() -> str:
-    from oracle_core import __version__
+    from oracle_core.version import __version__
 
     return str(__version__)
 
