@@ -14,6 +14,8 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from oracle_core.testing.distributions import write_distribution
+
 SEAL_TOOLS = (
     Path(__file__).resolve().parents[1].parent / "shared" / "data" / "seal-tools" / "tool.jsonl"
 )
@@ -98,10 +100,6 @@ def write_catalog(root: Path, plugins: int, tools_per_plugin: int = 4) -> list[s
             + f"when_to_use=[{('the user needs ' + field.lower())!r}], tags=[{field.lower()[:30]!r}])\n\n"
             + f"@hookimpl\ndef oracle_tools():\n    return [{', '.join(tool_names)}]\n"
         )
-        (root / f"{module}.py").write_text(code)
-        info = root / f"{module}-1.0.dist-info"
-        info.mkdir(exist_ok=True)
-        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {module}\nVersion: 1.0\n")
-        (info / "entry_points.txt").write_text(f"[oracle.plugins]\n{name} = {module}\n")
+        write_distribution(root, module, code, entry_point=name, version="1.0")
         names.append(name)
     return names

@@ -35,7 +35,8 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from server_throughput import fake_model
+from common import ORACLE_SERVE, launch, quantile, serve_env, serve_fake_model, start, stop
+from common import table as table_text
 
 # -- the helper processes -----------------------------------------------------------------
 
@@ -103,19 +104,6 @@ def lock(db: str) -> None:
 # -- driving them -------------------------------------------------------------------------
 
 
-def launch(args: list[str], env: dict[str, str] | None = None) -> tuple[subprocess.Popen[str], str]:
-    """Start a process; wait for its first line of output and return both."""
-    process = subprocess.Popen(
-        args, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
-    )
-    assert process.stdout is not None
-    line = process.stdout.readline()
-    if not line:
-        process.kill()
-        raise SystemExit(f"{' '.join(args)} did not start")
-    return process, line
-
-
 def finish(process: subprocess.Popen[str]) -> str:
     """Close the process's stdin (its signal to stop), wait for it, return what it printed."""
     try:
@@ -138,7 +126,7 @@ class Row:
     def cells(self) -> list[str]:
         ordered = sorted(self.latencies)
         p50 = ordered[len(ordered) // 2]
-        p99 = ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
+        p99 = quantile(ordered, 0.99)
         return [
             self.condition,
             str(len(ordered)),
@@ -169,33 +157,12 @@ def health(url: str, requests: int, condition: str, progress: Path | None) -> Ro
 
 def table(rows: list[Row]) -> str:
     headers = ["condition", "requests", "p50 ms", "p99 ms", "max ms", ">100 ms", "failed", "runs"]
-    cells = [headers, *(r.cells() for r in rows)]
-    widths = [max(len(c[i]) for c in cells) for i in range(len(headers))]
-    lines = [
-        "  ".join(
-            c.rjust(w) if i else c.ljust(w)
-            for i, (c, w) in enumerate(zip(row, widths, strict=True))
-        )
-        for row in cells
-    ]
-    lines.insert(1, "-" * len(lines[0]))
-    return "\n".join(lines)
+    return table_text([headers, *(r.cells() for r in rows)])
 
 
 def measure(args: argparse.Namespace, api_base: str, home: Path) -> tuple[list[Row], str]:
-    env = {
-        **os.environ,
-        "ORACLE_HOME": str(home),
-        "ORACLE_LOAD_PLUGINS": "",
-        "ORACLE_MODEL": "openai/fake-model",
-        "ORACLE_API_BASE": api_base,
-        "OPENAI_API_KEY": "sk-fake",
-        "ORACLE_API_TOKEN": "",
-    }
-    serve = [sys.executable, "-m", "oracle_core", "serve", "--port", "0", "--log-level", "warning"]
-    server, banner = launch(serve, env)
-    threading.Thread(target=lambda: server.stdout and server.stdout.read(), daemon=True).start()
-    url = next(word for word in banner.split() if word.startswith("http://"))
+    env = serve_env(api_base, ORACLE_HOME=str(home))
+    server, url = start(ORACLE_SERVE, env)
     me = [sys.executable, __file__]
     progress = home / "progress"
     progress.write_text("0")
@@ -220,11 +187,7 @@ def measure(args: argparse.Namespace, api_base: str, home: Path) -> tuple[list[R
         finally:
             summary = finish(loader).strip().splitlines()[-1]
     finally:
-        server.terminate()
-        try:
-            server.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            server.kill()
+        stop(server)
     return rows, summary
 
 
@@ -239,7 +202,7 @@ def main() -> None:
     parser.add_argument("--db", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.role == "fake":
-        fake_model()
+        serve_fake_model("The answer is 42.", (50, 5))
         return
     if args.role == "load":
         load(args.url, args.runs, args.progress, args.max_seconds)
@@ -248,13 +211,12 @@ def main() -> None:
         lock(args.db)
         return
 
-    fake, line = launch([sys.executable, __file__, "--role", "fake"])
-    api_base = next(word for word in line.split() if word.startswith("http://"))
+    fake, api_base = start([sys.executable, __file__, "--role", "fake"])
     try:
         with tempfile.TemporaryDirectory() as home:
             rows, summary = measure(args, api_base, Path(home))
     finally:
-        finish(fake)
+        stop(fake)
     print(f"GET /health against oracle serve (SQLite store) on 127.0.0.1, {os.cpu_count()} CPUs")
     print(table(rows))
     print(f"\nruns: runs the load finished while measured; load in all: {summary}")

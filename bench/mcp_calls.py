@@ -23,12 +23,10 @@ from pathlib import Path
 import anyio
 from mcp import Client, StdioServerParameters
 
+sys.path.insert(0, str(Path(__file__).parent))
+from common import quantile
+
 SERVER = str(Path(__file__).resolve().parents[1] / "tests" / "mcp_server.py")
-
-
-def percentile(samples: list[float], share: float) -> float:
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
 
 
 async def measure(params: StdioServerParameters, tool: str, calls: int, load: bool) -> list[float]:
@@ -70,7 +68,7 @@ def main() -> None:
     for name, (startup, *samples) in rows:
         print(
             f"{name:26}  {startup:11.0f}  {statistics.median(samples):11.2f}  "
-            f"{percentile(samples, 0.99):11.2f}"
+            f"{quantile(samples, 0.99):11.2f}"
         )
 
 

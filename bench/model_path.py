@@ -29,13 +29,16 @@ import argparse
 import asyncio
 import logging
 import statistics
-import subprocess
 import sys
-import threading
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).parent))
+from common import Child, serve_fake_model
+from common import table as table_text
 
 MESSAGES: list[dict[str, Any]] = [
     {"role": "system", "content": "You are a helpful assistant. Answer briefly."},
@@ -64,45 +67,9 @@ LITELLM_LOGGERS = ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy")
 # -- the fake model in its own process -----------------------------------------------------
 
 
-def serve_fake() -> None:
-    """Serve the fixed reply until stdin closes; print the URL first."""
-    from oracle_core.testing.openai_server import FakeOpenAI, Reply
-
-    with FakeOpenAI() as fake:
-        fake.respond_with(lambda request: Reply(content=ANSWER, usage=(120, 20)))
-        print(fake.url, flush=True)
-        sys.stdin.read()
-
-
-class FakeProcess:
+def fake_process() -> Child:
     """The fake OpenAI server in a child process (``python bench/model_path.py --serve``)."""
-
-    def __init__(self) -> None:
-        self.process = subprocess.Popen(
-            [sys.executable, __file__, "--serve"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        assert self.process.stdout is not None
-        self.url = self.process.stdout.readline().strip()
-        if not self.url.startswith("http://"):
-            self.close()
-            raise SystemExit("the fake model server did not start")
-        threading.Thread(target=self.process.stdout.read, daemon=True).start()
-
-    def close(self) -> None:
-        """Stop the child process."""
-        assert self.process.stdin is not None
-        self.process.stdin.close()
-        self.process.terminate()
-        self.process.wait(timeout=30)
-
-    def __enter__(self) -> FakeProcess:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+    return Child([sys.executable, __file__, "--serve"])
 
 
 # -- contenders ------------------------------------------------------------------------------
@@ -332,8 +299,7 @@ def table(results: dict[tuple[str, bool], Samples]) -> str:
                 f"{wall / statistics.median(base[stream].wall):.2f}",
             ]
         rows.append(cells)
-    widths = [max(len(r[i]) for r in rows) for i in range(len(headers))]
-    return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) for r in rows)
+    return table_text(rows, numbers_right=False, rule=False)
 
 
 def main() -> None:
@@ -343,9 +309,9 @@ def main() -> None:
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
-        serve_fake()
+        serve_fake_model(ANSWER, (120, 20))
         return
-    with FakeProcess() as fake:
+    with fake_process() as fake:
         results = asyncio.run(measure(fake.url, args.rounds, args.block))
     print(
         f"{args.rounds} interleaved blocks x {args.block} calls per contender and mode; "

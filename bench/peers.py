@@ -40,7 +40,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).parent))
 
 from catalog import load_tools, write_catalog
-from model_path import ANSWER, FakeProcess
+from common import table as table_text
+from model_path import ANSWER, fake_process
 
 SYSTEM = "You are a helpful assistant. Answer briefly."
 QUESTION = "What is the answer to everything?"
@@ -254,8 +255,7 @@ def table(rows: list[Row]) -> str:
                 f"{wall / base_wall:.2f}",
             ]
         )
-    widths = [max(len(c[i]) for c in cells) for i in range(len(cells[0]))]
-    return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) for r in cells)
+    return table_text(cells, numbers_right=False, rule=False)
 
 
 async def main_async(url: str, sizes: list[int], rounds: int, runs: int) -> None:
@@ -281,7 +281,7 @@ def main() -> None:
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     os.environ.setdefault("OPENAI_API_KEY", "sk-fake")  # the key both model clients read
-    with FakeProcess() as fake:
+    with fake_process() as fake:
         asyncio.run(main_async(fake.url, sizes, args.rounds, args.block))
 
 

@@ -33,7 +33,9 @@ import httpx
 import psycopg
 
 sys.path.insert(0, str(Path(__file__).parent))
-from server_throughput import MESSAGE, start, stop
+from common import ORACLE_SERVE, quantile, serve_env, start, stop
+from common import table as table_text
+from server_throughput import MESSAGE
 
 from oracle_core.store import Checkpointer, SQLiteCheckpointer
 from oracle_core.store.postgres import PostgresCheckpointer
@@ -114,7 +116,7 @@ def table(setups: list[Setup]) -> str:
     single = next((s for s in setups if s.name == "Postgres, 1 process"), None)
     for s in setups:
         ordered = sorted(s.latencies)
-        p99 = ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
+        p99 = quantile(ordered, 0.99)
         rate = statistics.median(s.rates)
         ratio = (
             f"{rate / statistics.median(single.rates):.2f}x"
@@ -124,8 +126,7 @@ def table(setups: list[Setup]) -> str:
         rows.append([s.name, str(s.turns), f"{rate:.1f}", ratio,
                      f"{statistics.median(ordered) * 1e3:.0f}", f"{p99 * 1e3:.0f}", str(s.failures),
                      str(s.lost), str(s.doubled)])  # fmt: skip
-    widths = [max(len(r[i]) for r in rows) for i in range(len(headers))]
-    return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) for r in rows)
+    return table_text(rows, numbers_right=False, rule=False)
 
 
 def main() -> None:
@@ -144,11 +145,8 @@ def main() -> None:
     setups: list[Setup] = []
     try:
         with tempfile.TemporaryDirectory() as home:
-            env = {**os.environ, "ORACLE_LOAD_PLUGINS": "", "ORACLE_MODEL": "openai/fake-model",
-                   "ORACLE_API_BASE": api_base, "OPENAI_API_KEY": "sk-fake",
-                   "ORACLE_API_TOKEN": ""}  # fmt: skip
-            serve = [sys.executable, "-m", "oracle_core", "serve", "--port", "0",
-                     "--log-level", "warning"]  # fmt: skip
+            env = serve_env(api_base)
+            serve = ORACLE_SERVE
 
             sqlite_home = Path(home) / "sqlite"
             process, url = start(serve, {**env, "ORACLE_HOME": str(sqlite_home)})

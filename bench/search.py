@@ -46,8 +46,11 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+for folder in (ROOT, ROOT / "bench"):  # tests import this file by path, from elsewhere
+    if str(folder) not in sys.path:
+        sys.path.insert(0, str(folder))
+
+from common import table  # noqa: E402
 
 from oracle_core.authoring.manifest import PluginManifest  # noqa: E402
 from oracle_core.authoring.tools.tool import Tool  # noqa: E402
@@ -256,13 +259,6 @@ def latency(
     return statistics.median(samples), samples[min(len(samples) - 1, int(len(samples) * 0.99))]
 
 
-def _table(rows: list[list[str]], headers: list[str]) -> str:
-    widths = [max(len(r[i]) for r in [headers, *rows]) for i in range(len(headers))]
-    lines = ["  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True))]
-    lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) for r in rows]
-    return "\n".join(lines)
-
-
 def report() -> None:
     """Print the quality, build time and latency tables for both catalogs."""
     tools = load_jsonl(DATA / "tool.jsonl")
@@ -304,16 +300,21 @@ def report() -> None:
         ])  # fmt: skip
     print(f"semantic ranker: {embedder.name if embedder else 'none (wordllama not installed)'}\n")
     print(
-        _table(
-            quality_rows, ["catalog", "queries", "ranker", "n", "recall@1", "recall@5", "nDCG@10"]
+        table(
+            [
+                ["catalog", "queries", "ranker", "n", "recall@1", "recall@5", "nDCG@10"],
+                *quality_rows,
+            ],
+            numbers_right=False,
+            rule=False,
         )
     )
     print()
-    print(_table(speed_rows, [
+    print(table([[
         "catalog", "plugins", "build lexical s", "build fused s",
         "4 queries lexical p50/p99 ms", "fused p50/p99 ms",
         "off-topic empty (tuning)", "(held out)",
-    ]))  # fmt: skip
+    ], *speed_rows], numbers_right=False, rule=False))  # fmt: skip
 
 
 def tune() -> None:

@@ -30,29 +30,31 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import httpx
+
+sys.path.insert(0, str(Path(__file__).parent))
+from common import (
+    ORACLE_SERVE,
+    cpu_seconds,
+    quantile,
+    serve_env,
+    serve_fake_model,
+    start,
+    stop,
+)
+from common import table as table_text
 
 MESSAGE = "What is the answer?"
 SYSTEM = {"role": "system", "content": "You are helpful."}
 
 
 # -- the processes under test -------------------------------------------------------------
-
-
-def fake_model() -> None:
-    """Serve the scripted model until stdin closes; print its URL first."""
-    from oracle_core.testing.openai_server import FakeOpenAI, Reply
-
-    with FakeOpenAI() as fake:
-        fake.respond_with(lambda request: Reply(content="The answer is 42.", usage=(50, 5)))
-        print(fake.url, flush=True)
-        sys.stdin.read()
 
 
 def bare_server(api_base: str, client: str) -> None:
@@ -140,39 +142,6 @@ def _completer(
 # -- driving them -------------------------------------------------------------------------
 
 
-def start(args: list[str], env: dict[str, str] | None = None) -> tuple[subprocess.Popen[str], str]:
-    """Start a process that prints a line holding its URL; return it and the URL."""
-    process = subprocess.Popen(
-        args, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
-    )
-    assert process.stdout is not None
-    line = process.stdout.readline()
-    if not line:
-        process.kill()
-        raise SystemExit(f"{' '.join(args)} did not start")
-    threading.Thread(target=process.stdout.read, daemon=True).start()
-    url = next(word for word in line.split() if word.startswith("http://"))
-    return process, url
-
-
-def stop(process: subprocess.Popen[str]) -> None:
-    """Stop a process started by :func:`start`."""
-    assert process.stdin is not None
-    process.stdin.close()
-    process.terminate()
-    try:
-        process.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        process.kill()
-
-
-def cpu_seconds(pid: int) -> float:
-    """User plus system CPU seconds the process has used so far."""
-    with open(f"/proc/{pid}/stat") as stat:
-        fields = stat.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 Turn = Callable[[httpx.AsyncClient, str], Awaitable[bool]]
 
 
@@ -245,7 +214,7 @@ def table(contenders: list[Contender], twins: dict[str, str]) -> str:
     rows = [headers]
     for c in contenders:
         ordered = sorted(c.latencies)
-        p99 = ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
+        p99 = quantile(ordered, 0.99)
         rate = statistics.median(c.rates)
         twin = by_name.get(twins.get(c.name, ""))
         ratio = f"{rate / statistics.median(twin.rates):.2f}x" if twin else ""
@@ -253,8 +222,7 @@ def table(contenders: list[Contender], twins: dict[str, str]) -> str:
             c.name, str(c.turns), f"{rate:.1f}", f"{statistics.median(c.cpu_ms):.2f}",
             f"{statistics.median(ordered) * 1e3:.0f}", f"{p99 * 1e3:.0f}", str(c.failures), ratio,
         ])  # fmt: skip
-    widths = [max(len(r[i]) for r in rows) for i in range(len(headers))]
-    return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) for r in rows)
+    return table_text(rows, numbers_right=False, rule=False)
 
 
 def main() -> None:
@@ -267,7 +235,7 @@ def main() -> None:
     parser.add_argument("--client", choices=["openai", "litellm"], help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.role == "fake":
-        fake_model()
+        serve_fake_model("The answer is 42.", (50, 5))
         return
     if args.role == "bare":
         bare_server(args.api_base, args.client)
@@ -279,26 +247,8 @@ def main() -> None:
     processes.append(fake)
     try:
         with tempfile.TemporaryDirectory() as home:
-            env = {
-                **os.environ,
-                "ORACLE_HOME": home,
-                "ORACLE_LOAD_PLUGINS": "",
-                "ORACLE_MODEL": "openai/fake-model",
-                "ORACLE_API_BASE": api_base,
-                "OPENAI_API_KEY": "sk-fake",
-                "ORACLE_API_TOKEN": "",
-            }
-            serve = [
-                sys.executable,
-                "-m",
-                "oracle_core",
-                "serve",
-                "--port",
-                "0",
-                "--log-level",
-                "warning",
-            ]
-            oracle, oracle_url = start(serve, env)
+            env = serve_env(api_base, ORACLE_HOME=home)
+            oracle, oracle_url = start(ORACLE_SERVE, env)
             processes.append(oracle)
             bare_openai, openai_url = start(
                 [*me, "--role", "bare", "--api-base", api_base, "--client", "openai"]

@@ -38,6 +38,9 @@ from oracle_core import (
 )
 from oracle_core.models.base import assistant_message
 
+sys.path.insert(0, str(Path(__file__).parent))
+from common import quantile, table
+
 SIZES = (10, 500)
 
 
@@ -62,9 +65,7 @@ def history(size: int, chars: int) -> list[dict[str, Any]]:
 
 def quantiles(samples: list[float]) -> tuple[float, float]:
     """Median and p90 of ``samples``, in microseconds."""
-    ordered = sorted(samples)
-    p90 = ordered[min(len(ordered) - 1, int(len(ordered) * 0.9))]
-    return statistics.median(ordered) * 1e6, p90 * 1e6
+    return statistics.median(samples) * 1e6, quantile(samples, 0.9) * 1e6
 
 
 async def turns(
@@ -125,19 +126,6 @@ async def bare(count: int) -> tuple[float, float]:
         await model.complete(request)
         samples.append(time.perf_counter() - began)
     return quantiles(samples)
-
-
-def table(rows: list[list[str]]) -> str:
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    lines = [
-        "  ".join(
-            c.rjust(w) if i else c.ljust(w)
-            for i, (c, w) in enumerate(zip(row, widths, strict=True))
-        )
-        for row in rows
-    ]
-    lines.insert(1, "-" * len(lines[0]))
-    return "\n".join(lines)
 
 
 def main() -> None:

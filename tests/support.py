@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import subprocess
 import sys
-import textwrap
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -15,6 +14,7 @@ from typing import Any
 import pytest
 
 from oracle_core import Middleware, Oracle, PluginManifest, Settings, Tool, hookimpl
+from oracle_core.testing.distributions import write_distribution
 
 
 @dataclass
@@ -39,12 +39,8 @@ class SitePackages:
         any installed distribution.
         """
         module = module or dist.replace("-", "_")
-        (self.root / f"{module}.py").write_text(textwrap.dedent(code))
-        info = self.root / f"{dist.replace('-', '_')}-{version}.dist-info"
-        info.mkdir()
-        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: {version}\n")
-        (info / "entry_points.txt").write_text(
-            f"[oracle.plugins]\n{entry_point or module} = {module}\n"
+        info = write_distribution(
+            self.root, dist, code, module=module, entry_point=entry_point, version=version
         )
         self.modules.append(module)
         return info

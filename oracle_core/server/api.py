@@ -10,6 +10,7 @@ from fastapi import APIRouter, Depends, Query, Request
 from starlette.responses import JSONResponse, Response
 
 from oracle_core.capabilities.meta_tools import list_capabilities
+from oracle_core.server.bodies import RunRequest
 from oracle_core.server.context import ServerContext
 from oracle_core.server.errors import ApiError
 from oracle_core.server.models import (
@@ -19,7 +20,6 @@ from oracle_core.server.models import (
     Health,
     Installed,
     RunBody,
-    RunRequest,
     ThreadBody,
     ThreadCreated,
     ThreadList,

@@ -2,20 +2,18 @@
 
 from __future__ import annotations
 
-import logging
 from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING
 
-from fastapi import FastAPI, Request
-from starlette.responses import Response
+from fastapi import FastAPI
 from starlette.types import ASGIApp
 
 from oracle_core.server.api import api_router, health_router
 from oracle_core.server.auth import BearerAuth
 from oracle_core.server.connections import connections_router
 from oracle_core.server.context import ServerContext
-from oracle_core.server.errors import error_response, install_error_handlers
+from oracle_core.server.errors import install_error_handlers
 from oracle_core.server.follow import follow_router
 from oracle_core.server.hosts import HostGuardMiddleware, HostPolicy
 from oracle_core.server.limits import BodyLimitMiddleware, Limits
@@ -31,8 +29,6 @@ from oracle_core.version import __version__
 
 if TYPE_CHECKING:
     from oracle_core.oracle import Oracle
-
-log = logging.getLogger("oracle_core.server")
 
 DESCRIPTION = """An oracle served over HTTP: threads and runs (JSON or server-sent events), an
 OpenAI-compatible `/v1/chat/completions`, plugin routes under `/plugins/<name>/`, MCP
@@ -104,7 +100,6 @@ def create_app(
     app.state.oracle = oracle
     app.state.server = ctx
     install_error_handlers(app)
-    app.add_exception_handler(Exception, _internal_error)
     app.add_middleware(
         BodyLimitMiddleware,
         max_bytes=ctx.limits.max_body_bytes,
@@ -139,10 +134,3 @@ class _GuardedApp(FastAPI):
         ctx: ServerContext = self.state.server
         guarded = HostGuardMiddleware(super().build_middleware_stack(), ctx.hosts)
         return SecurityHeadersMiddleware(guarded)
-
-
-async def _internal_error(request: Request, error: Exception) -> Response:
-    log.error("%s %s failed", request.method, request.url.path, exc_info=error)
-    return error_response(
-        500, "server_error", f"internal error ({type(error).__name__}); see the server log"
-    )

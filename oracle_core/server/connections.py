@@ -13,35 +13,15 @@ import json
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query, Request
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 from starlette.responses import Response
 
 from oracle_core.authoring.secrets import Secret
 from oracle_core.credentials.sealed import find_connection
-from oracle_core.errors import (
-    CredentialUnreadableError,
-    InvalidCredentialError,
-    OracleError,
-    SecretKeyError,
-    UnknownConnectionError,
-)
+from oracle_core.server.bodies import CredentialBody
 from oracle_core.server.context import ServerContext
 from oracle_core.server.errors import ApiError
 from oracle_core.server.models import UNAUTHORIZED, ErrorBody
-
-
-class CredentialBody(BaseModel):
-    """``PUT /connections/{plugin}/{name}``: the credential, and whose it is."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    value: SecretStr = Field(description="The credential (API key, token); never echoed.")
-    user_id: str = Field(
-        "default",
-        min_length=1,
-        max_length=200,
-        description="Whose credential (ignored for a shared connection).",
-    )
 
 
 class ConnectionLine(BaseModel):
@@ -111,17 +91,6 @@ async def read_body(request: Request) -> CredentialBody:
         ) from None
 
 
-def api_error(error: OracleError) -> ApiError:
-    """The HTTP answer to a connections error (its message never holds a value)."""
-    if isinstance(error, UnknownConnectionError):
-        return ApiError(404, "connection_not_found", str(error))
-    if isinstance(error, InvalidCredentialError):
-        return ApiError(422, "invalid_credential", str(error))
-    if isinstance(error, SecretKeyError | CredentialUnreadableError):
-        return ApiError(503, "secret_key_error", str(error))
-    return ApiError(500, "server_error", str(error))
-
-
 def connections_router(ctx: ServerContext) -> APIRouter:
     """``GET /connections``, ``PUT`` and ``DELETE /connections/{plugin}/{name}`` (token needed)."""
     router = APIRouter(
@@ -158,13 +127,10 @@ def connections_router(ctx: ServerContext) -> APIRouter:
         ``"default"`` and is ignored for a shared connection.
         """
         body = await read_body(request)
-        try:
-            resumed = await oracle.supply_credential(
-                plugin, name, Secret(body.value.get_secret_value()), user_id=body.user_id
-            )
-            per_user = find_connection(oracle.registry, plugin, name).per_user
-        except OracleError as error:
-            raise api_error(error) from None
+        resumed = await oracle.supply_credential(
+            plugin, name, Secret(body.value.get_secret_value()), user_id=body.user_id
+        )
+        per_user = find_connection(oracle.registry, plugin, name).per_user
         return {
             "plugin": plugin,
             "connection": name,
@@ -184,10 +150,7 @@ def connections_router(ctx: ServerContext) -> APIRouter:
         user_id: Annotated[str, Query(min_length=1, max_length=200)] = "default",
     ) -> Response:
         """Remove a stored credential; a later call that needs it waits for it again."""
-        try:
-            gone = await oracle.delete_credential(plugin, name, user_id=user_id)
-        except OracleError as error:
-            raise api_error(error) from None
+        gone = await oracle.delete_credential(plugin, name, user_id=user_id)
         if not gone:
             raise ApiError(
                 404, "credential_not_set", f"connection {name!r} of plugin {plugin!r} is not set"

@@ -1,18 +1,38 @@
 """Error responses: every failure is ``{"error": {"type": ..., "message": ...}}``.
 
 The shape is OpenAI's, so the ``openai`` client shows the message as is, and one client
-handles errors from every endpoint the same way.
+handles errors from every endpoint the same way. :data:`ERROR_TABLE` is the one place
+that says which HTTP status and error type answer each typed oracle error: routes let
+those errors rise, and the handler :func:`install_error_handlers` puts on the app
+answers them (an oracle error the table does not name is an internal error, a 500).
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException
 from starlette.responses import JSONResponse, Response
+
+from oracle_core.errors import (
+    CredentialUnreadableError,
+    DecisionConflictError,
+    InvalidCredentialError,
+    InvalidThreadIdError,
+    OperationError,
+    OperationNotFoundError,
+    OracleError,
+    SecretKeyError,
+    ThreadConflictError,
+    UnknownConnectionError,
+)
+
+log = logging.getLogger("oracle_core.server")
 
 
 class ApiError(Exception):
@@ -46,6 +66,49 @@ def error_response(
     return JSONResponse(
         {"error": {"type": type, "message": message}}, status_code=status, headers=headers
     )
+
+
+@dataclass(frozen=True)
+class ErrorRow:
+    """One row of :data:`ERROR_TABLE`: an oracle error type and the HTTP answer to it.
+
+    Attributes:
+        error: the error class (its subclasses match too, unless an earlier row names them).
+        status: the HTTP status of the answer.
+        type: the machine-readable ``error.type`` of the answer; the message is the error's.
+    """
+
+    error: type[OracleError]
+    status: int
+    type: str
+
+
+ERROR_TABLE: tuple[ErrorRow, ...] = (
+    ErrorRow(InvalidThreadIdError, 422, "invalid_thread_id"),
+    ErrorRow(ThreadConflictError, 409, "thread_conflict"),
+    ErrorRow(OperationNotFoundError, 404, "operation_not_found"),
+    ErrorRow(DecisionConflictError, 409, "decision_conflict"),
+    ErrorRow(OperationError, 409, "operation_error"),
+    ErrorRow(UnknownConnectionError, 404, "connection_not_found"),
+    ErrorRow(InvalidCredentialError, 422, "invalid_credential"),
+    ErrorRow(SecretKeyError, 503, "secret_key_error"),
+    ErrorRow(CredentialUnreadableError, 503, "secret_key_error"),
+)
+"""Typed oracle errors and their HTTP answers, most specific first (the first match wins).
+
+Their messages are written for the caller and never hold a secret (a credential's value),
+so they are answered as they are.
+"""
+
+
+def api_error(error: BaseException) -> ApiError | None:
+    """The HTTP answer :data:`ERROR_TABLE` gives ``error``, or ``None`` if it names none."""
+    if isinstance(error, ApiError):
+        return error
+    for row in ERROR_TABLE:
+        if isinstance(error, row.error):
+            return ApiError(row.status, row.type, str(error))
+    return None
 
 
 _STATUS_TYPES = {
@@ -91,6 +154,23 @@ async def _api_error(request: Request, error: Exception) -> Response:
     return error.response()
 
 
+async def _oracle_error(request: Request, error: Exception) -> Response:
+    answer = api_error(error)
+    if answer is None:
+        # Not a failure the caller can act on: let it reach the internal-error handler
+        # (logged, a 500), as any other unexpected exception does.
+        raise error
+    return answer.response()
+
+
+async def internal_error(request: Request, error: Exception) -> Response:
+    """The 500 for an exception no route expected; the error goes to the log, not the client."""
+    log.error("%s %s failed", request.method, request.url.path, exc_info=error)
+    return error_response(
+        500, "server_error", f"internal error ({type(error).__name__}); see the server log"
+    )
+
+
 async def _http_error(request: Request, error: Exception) -> Response:
     assert isinstance(error, HTTPException)
     kind = _STATUS_TYPES.get(error.status_code, "error")
@@ -110,7 +190,10 @@ async def _validation_error(request: Request, error: Exception) -> Response:
 
 
 def install_error_handlers(app: FastAPI) -> None:
-    """Answer every API error, HTTP error and validation error in the one error shape."""
+    """Answer every API error, typed oracle error (:data:`ERROR_TABLE`), HTTP error,
+    validation error and unexpected exception in the one error shape."""
     app.add_exception_handler(ApiError, _api_error)
+    app.add_exception_handler(OracleError, _oracle_error)
+    app.add_exception_handler(Exception, internal_error)
     app.add_exception_handler(HTTPException, _http_error)
     app.add_exception_handler(RequestValidationError, _validation_error)

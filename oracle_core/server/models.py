@@ -1,24 +1,13 @@
-"""The JSON bodies of the HTTP API, as pydantic models (they also make the OpenAPI docs)."""
+"""The JSON the HTTP API answers with, as pydantic models (they also make the OpenAPI docs).
+
+What clients send is in :mod:`oracle_core.server.bodies`.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
-
-
-class RunRequest(BaseModel):
-    """``POST /threads/{thread_id}/runs``: a user message to work to an answer."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    message: str = Field(min_length=1, description="The user's message.")
-    user_id: str = Field(
-        "default", min_length=1, max_length=200, description="Who the run acts for."
-    )
-    stream: bool = Field(
-        False, description="Answer with server-sent events (as does `Accept: text/event-stream`)."
-    )
+from pydantic import BaseModel, Field
 
 
 class UsageBody(BaseModel):
@@ -163,39 +152,3 @@ UNAUTHORIZED: dict[str, Any] = {
     "description": "Missing or invalid bearer token.",
 }
 """The ``401`` response of every route that needs the token, for the OpenAPI document."""
-
-
-class ChatMessage(BaseModel):
-    """One OpenAI chat message (text only)."""
-
-    model_config = ConfigDict(extra="allow")
-
-    role: str
-    content: str | list[dict[str, Any]] | None = None
-
-
-class StreamOptions(BaseModel):
-    """OpenAI ``stream_options``."""
-
-    model_config = ConfigDict(extra="allow")
-
-    include_usage: bool = False
-
-
-class ChatCompletionRequest(BaseModel):
-    """OpenAI ``POST /v1/chat/completions``; unknown sampling options are accepted and ignored."""
-
-    model_config = ConfigDict(extra="allow")
-
-    model: str = Field(description="Any name; it is echoed back (the oracle has one model).")
-    messages: list[ChatMessage] = Field(min_length=1)
-    stream: bool = False
-    stream_options: StreamOptions | None = None
-    user: str | None = Field(None, description="Who the run acts for (the run's user id).")
-    thread_id: str | None = Field(
-        None,
-        description="Oracle extension: continue this thread (post only the last user message); "
-        "the X-Oracle-Thread header does the same.",
-    )
-    tools: list[dict[str, Any]] | None = None
-    n: int | None = None

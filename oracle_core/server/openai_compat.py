@@ -27,9 +27,10 @@ import anyio
 from fastapi import APIRouter, Depends, Request
 from starlette.responses import JSONResponse, Response
 
+from oracle_core.server.bodies import ChatCompletionRequest, ChatMessage
 from oracle_core.server.context import ServerContext
 from oracle_core.server.errors import ApiError
-from oracle_core.server.models import ChatCompletionRequest, ChatMessage, ErrorBody
+from oracle_core.server.models import ErrorBody
 from oracle_core.server.operations import waiting_message
 from oracle_core.server.runs import RunHandle
 from oracle_core.server.sse import PING, sse_message, sse_response, with_pings

@@ -12,9 +12,9 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Path, Query
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
-from oracle_core.errors import DecisionConflictError, OperationError, OperationNotFoundError
+from oracle_core.server.bodies import DecisionBody
 from oracle_core.server.context import ServerContext
 from oracle_core.server.errors import ApiError
 from oracle_core.server.models import UNAUTHORIZED, ErrorBody
@@ -24,20 +24,6 @@ MAX_ID_CHARS = 64
 """Characters of an operation id a route accepts (ids are ``op_`` and 24 hex digits)."""
 
 OperationId = Annotated[str, Path(min_length=1, max_length=MAX_ID_CHARS)]
-
-
-class DecisionBody(BaseModel):
-    """``POST /operations/{id}/decision``: approve or deny, with an optional reason.
-
-    Strict: ``"yes"``, ``1`` or ``"true"`` are not a decision, only JSON ``true``/``false``.
-    """
-
-    model_config = ConfigDict(extra="forbid", strict=True)
-
-    approve: bool = Field(description="true to approve the call, false to deny it.")
-    reason: str | None = Field(
-        None, max_length=2000, description="Why; a denial's reason is told to the model."
-    )
 
 
 class OperationList(BaseModel):
@@ -57,15 +43,6 @@ class CancelResult(BaseModel):
     """``POST /operations/{id}/cancel``."""
 
     operation: dict[str, Any]
-
-
-def api_error(error: OperationError) -> ApiError:
-    """The HTTP answer to an operation error."""
-    if isinstance(error, OperationNotFoundError):
-        return ApiError(404, "operation_not_found", str(error))
-    if isinstance(error, DecisionConflictError):
-        return ApiError(409, "decision_conflict", str(error))
-    return ApiError(409, "operation_error", str(error))
 
 
 def operations_router(ctx: ServerContext) -> APIRouter:
@@ -99,10 +76,7 @@ def operations_router(ctx: ServerContext) -> APIRouter:
     @router.get("/operations/{operation_id}")
     async def show_operation(operation_id: OperationId) -> dict[str, Any]:
         """One operation: its call, status, reason, result, deadline."""
-        try:
-            return (await oracle.operation(operation_id)).to_json()
-        except OperationError as error:
-            raise api_error(error) from None
+        return (await oracle.operation(operation_id)).to_json()
 
     @router.post(
         "/operations/{operation_id}/decision",
@@ -111,11 +85,8 @@ def operations_router(ctx: ServerContext) -> APIRouter:
     )
     async def decide(operation_id: OperationId, body: DecisionBody) -> dict[str, Any]:
         """Approve or deny an approval, once, and resume its run, once."""
-        try:
-            result = await oracle.decide(operation_id, approve=body.approve, reason=body.reason)
-            operation = await oracle.operation(operation_id)
-        except OperationError as error:
-            raise api_error(error) from None
+        result = await oracle.decide(operation_id, approve=body.approve, reason=body.reason)
+        operation = await oracle.operation(operation_id)
         return {"operation": operation.to_json(), "run": result.to_json()}
 
     @router.post(
@@ -125,10 +96,7 @@ def operations_router(ctx: ServerContext) -> APIRouter:
     )
     async def cancel(operation_id: OperationId) -> dict[str, Any]:
         """Cancel an operation: a background call stops, a waiting call is answered cancelled."""
-        try:
-            operation = await oracle.cancel_operation(operation_id)
-        except OperationError as error:
-            raise api_error(error) from None
+        operation = await oracle.cancel_operation(operation_id)
         return {"operation": operation.to_json()}
 
     return router

@@ -15,7 +15,6 @@ import contextlib
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
 
-from oracle_core.errors import ThreadConflictError
 from oracle_core.server.errors import ApiError
 from oracle_core.values.events import Event, RunStarted
 from oracle_core.values.result import RunResult
@@ -51,15 +50,14 @@ class RunHandle:
         Safe to cancel (as ``asyncio.timeout`` does): no event is lost, the run goes on.
 
         Raises:
-            ApiError: 409 when another writer changed the thread before the run started.
+            ThreadConflictError: when another writer changed the thread before the run
+                started (answered 409 by the server's error table).
         """
         item = self._pending if self._pending is not None else await self._queue.get()
         self._pending = None
         if isinstance(item, _End):
             self._pending = item  # every later call sees the end too
             return None
-        if isinstance(item, ThreadConflictError):
-            raise ApiError(409, "thread_conflict", str(item))
         if isinstance(item, BaseException):
             raise item
         return item
@@ -84,7 +82,8 @@ class RunHandle:
         """Wait for the run to end and return it whole.
 
         Raises:
-            ApiError: 409 on a conflicting write; 503 when the server stopped the run.
+            ThreadConflictError: on a conflicting write (answered 409).
+            ApiError: 503 when the server stopped the run.
         """
         events = [event async for event in self.events()]
         try:

@@ -14,7 +14,7 @@ from typing import Any, Protocol, TypeVar
 
 from starlette.responses import StreamingResponse
 
-from oracle_core.server.errors import ApiError
+from oracle_core.server.errors import api_error
 from oracle_core.server.runs import RunHandle
 from oracle_core.values.events import Event
 
@@ -95,8 +95,10 @@ async def run_stream(handle: RunHandle, first: Event, ping_seconds: float) -> As
             yield _messages(batch)
         if not finished:
             raise handle.cancelled()
-    except ApiError as error:
-        yield sse_message({"type": "error", "error": error.type, "message": error.message}, "error")
     except Exception as error:
-        message = f"the run broke down: {type(error).__name__}: {error}"
-        yield sse_message({"type": "error", "error": "server_error", "message": message}, "error")
+        answer = api_error(error)
+        if answer is not None:
+            kind, message = answer.type, answer.message
+        else:
+            kind, message = "server_error", f"the run broke down: {type(error).__name__}: {error}"
+        yield sse_message({"type": "error", "error": kind, "message": message}, "error")
