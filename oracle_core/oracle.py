@@ -56,6 +56,7 @@ from oracle_core.run.waits.approvals import ApprovalCheck, ApprovalPolicy
 from oracle_core.run.waits.background import BackgroundWork
 from oracle_core.run.waits.checks import WaitCheck
 from oracle_core.run.waits.connections import ConnectionCheck
+from oracle_core.run.waits.opening import open_operations
 from oracle_core.run.waits.supply import supply_credential
 from oracle_core.settings import Settings
 from oracle_core.store.base import Checkpointer
@@ -407,6 +408,7 @@ class Oracle:
             limits=self.limits,
             locks=self._locks,
             threads=ThreadCache(),
+            open_operations=open_operations,
         )
 
     async def close(self) -> None:

@@ -31,7 +31,7 @@ from oracle_core.errors import (
 from oracle_core.run.deps import RunDeps
 from oracle_core.run.executor import cap, error_result, over
 from oracle_core.run.lease import ThreadLease
-from oracle_core.run.waits.opening import open_operations, unanswered_calls
+from oracle_core.run.opening import unanswered_calls
 from oracle_core.store.base import INTERRUPTED_ERROR
 from oracle_core.values.events import (
     ApprovalRequested,
@@ -186,7 +186,7 @@ class Run:
             for run in running:  # this run holds the thread: any other "running" one is dead
                 run.status, run.error = "interrupted", run.error or INTERRUPTED_ERROR
                 await self.deps.store.append(self.thread_id, base=len(self.messages), run=run)
-            found = await open_operations(
+            found = await self.deps.open_operations(
                 self.deps.store, self.thread_id, self.owner, self.messages
             )
             self.operations = found.any

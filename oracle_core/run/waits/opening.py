@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from oracle_core.errors import ThreadWaitingError
+from oracle_core.run.opening import unanswered_calls
 from oracle_core.run.waits.background import deliveries, delivery_messages
 from oracle_core.store.base import Checkpointer
 from oracle_core.values.messages import Message
@@ -43,18 +44,6 @@ class Opening:
         """Mark the handed-over operations carried on (after their messages were saved)."""
         for operation in self.delivered:
             await store.finish_operation(operation.id, owner, {"delivered": "thread"})
-
-
-def unanswered_calls(messages: Sequence[Message]) -> list[str]:
-    """Ids of the calls of the thread's last model response that have no tool message."""
-    answered: set[str] = set()
-    for message in reversed(messages):
-        if message.get("role") == "tool":
-            answered.add(str(message.get("tool_call_id")))
-            continue
-        calls = message.get("tool_calls") or []
-        return [str(c.get("id")) for c in calls if str(c.get("id")) not in answered]
-    return []
 
 
 def how_to_settle(operation: Operation) -> str:

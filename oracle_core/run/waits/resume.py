@@ -28,7 +28,7 @@ from typing import Any
 from oracle_core.errors import ThreadBusyError
 from oracle_core.run.deps import RunDeps
 from oracle_core.run.loop import Run, new_run_id, requested, waiting_status
-from oracle_core.run.waits.opening import unanswered_calls
+from oracle_core.run.opening import unanswered_calls
 from oracle_core.values.events import Event, OperationUpdated, ToolResultEvent
 from oracle_core.values.messages import ToolCall, ToolResult
 from oracle_core.values.operations import RUNNABLE_STATUSES, Operation
