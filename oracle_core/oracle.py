@@ -50,6 +50,7 @@ from oracle_core.run.locks import ThreadLocks
 from oracle_core.run.loop import Run
 from oracle_core.run.pool import SyncToolPool
 from oracle_core.run.requests import RequestBuilder
+from oracle_core.run.state import RunState
 from oracle_core.run.threads import ThreadCache
 from oracle_core.run.waits import decisions
 from oracle_core.run.waits.approvals import ApprovalCheck, ApprovalPolicy
@@ -458,12 +459,10 @@ class Oracle:
         (``aclose()``) cancels the run and saves it as ``cancelled``. Every event is also
         published to the store's channel (``checkpointer.events``) for the thread's followers.
         """
-        deps = await self._running()
-        run = Run(deps, thread_id, message, user_id=user_id, stream=text_deltas)
-        channel = deps.store.events  # followers of the thread, in any process, see it too
+        state = RunState.new(thread_id, message, user_id=user_id, stream=text_deltas)
+        run = Run(await self._running(), state)
         async with aclosing(run.events()) as events:
             async for event in events:
-                channel.publish(thread_id, event)
                 yield event
 
     async def run(self, thread_id: str, message: str, *, user_id: str = "default") -> RunResult:

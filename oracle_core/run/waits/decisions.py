@@ -5,7 +5,7 @@ seen). A decision is one compare-and-set in the store (``pending`` to ``approved
 ``denied``): the same decision again finds its own status and goes on to the resume, which
 answers with the first outcome; a different one raises
 :class:`~oracle_core.DecisionConflictError`. The resume is claimed by exactly one caller
-(:class:`~oracle_core.run.waits.resume.ResumedRun`); a caller that loses the claim waits
+(:class:`~oracle_core.run.waits.resume.ResumeStep`); a caller that loses the claim waits
 for the thread (the winner holds its lease while it works) and answers with the outcome
 the winner saved.
 """
@@ -17,7 +17,7 @@ from typing import Any
 
 from oracle_core.errors import DecisionConflictError, OperationError, OperationNotFoundError
 from oracle_core.run.deps import RunDeps
-from oracle_core.run.waits.resume import ResumedRun
+from oracle_core.run.waits.resume import ResumeStep, resumed_run
 from oracle_core.values.messages import Usage
 from oracle_core.values.operations import RUNNABLE_STATUSES, Operation
 from oracle_core.values.result import RunResult
@@ -126,15 +126,12 @@ async def resume(deps: RunDeps, operation_id: str, *, stream: bool = False) -> R
             )
         if operation.status in RUNNABLE_STATUSES:
             check_tool(deps, operation)
-        run = ResumedRun(deps, operation, stream=stream)
-        events = []
-        channel = deps.store.events  # followers of the thread see the resumed run too
-        async for event in run.events():
-            if run.claimed is not None:
-                channel.publish(operation.thread_id, event)
-            events.append(event)
+        run = resumed_run(deps, operation, stream=stream)
+        events = [event async for event in run.events()]  # the run tells the followers
         result = RunResult.from_events(operation.thread_id, events)
-        if run.claimed is not None or not run.not_claimed:
+        step = run.first
+        assert isinstance(step, ResumeStep)
+        if step.claimed is not None or not step.not_claimed:
             return result  # resumed; or e.g. the thread stayed busy: the decision stands
     operation = await get(deps, operation_id)
     if operation.outcome is not None:
