@@ -52,13 +52,12 @@ from oracle_core.run.pool import SyncToolPool
 from oracle_core.run.requests import RequestBuilder
 from oracle_core.run.state import RunState
 from oracle_core.run.threads import ThreadCache
-from oracle_core.run.waits import decisions
+from oracle_core.run.waits import settle
 from oracle_core.run.waits.approvals import ApprovalCheck, ApprovalPolicy
 from oracle_core.run.waits.background import BackgroundWork
 from oracle_core.run.waits.checks import WaitCheck
 from oracle_core.run.waits.connections import ConnectionCheck
 from oracle_core.run.waits.opening import open_operations
-from oracle_core.run.waits.supply import supply_credential
 from oracle_core.settings import Settings
 from oracle_core.store.base import Checkpointer
 from oracle_core.store.opening import open_store
@@ -497,7 +496,7 @@ class Oracle:
             OperationError: when it is not an approval, or the approved tool is gone
                 (nothing runs and nothing is recorded then).
         """
-        return await decisions.decide(
+        return await settle.decide(
             await self._running(), operation_id, approve=approve, reason=reason
         )
 
@@ -516,7 +515,7 @@ class Oracle:
             OperationNotFoundError: for an unknown id.
             OperationError: when it is still open, or its call's tool is gone.
         """
-        return await decisions.resume(await self._running(), operation_id)
+        return await settle.resume(await self._running(), operation_id)
 
     async def operations(
         self, *, thread_id: str | None = None, status: str | None = None
@@ -537,7 +536,7 @@ class Oracle:
         Raises:
             OperationNotFoundError: for an unknown id.
         """
-        return await decisions.get(await self._running(), operation_id)
+        return await settle.get(await self._running(), operation_id)
 
     def operation_sync(self, operation_id: str) -> Operation:
         """:meth:`operation` for scripts."""
@@ -550,7 +549,7 @@ class Oracle:
             OperationNotFoundError: for an unknown id.
             DecisionConflictError: when it was settled otherwise first.
         """
-        return await decisions.cancel(await self._running(), operation_id)
+        return await settle.cancel(await self._running(), operation_id)
 
     def cancel_operation_sync(self, operation_id: str) -> Operation:
         """:meth:`cancel_operation` for scripts."""
@@ -583,7 +582,16 @@ class Oracle:
             InvalidCredentialError: for an empty, too long or multi-line value, or a bad user id.
             SecretKeyError: when ``ORACLE_SECRET_KEY`` is missing or invalid (nothing is stored).
         """
-        return await supply_credential(self, plugin, name, value, user_id=user_id)
+        return await settle.supply(
+            self.credentials,
+            self.registry,
+            self._running,
+            plugin,
+            name,
+            value,
+            user_id=user_id,
+            grace=self.limits.lease_ttl,
+        )
 
     def supply_credential_sync(
         self, plugin: str, name: str, value: str | Secret, *, user_id: str = "default"
