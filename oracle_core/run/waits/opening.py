@@ -1,6 +1,8 @@
 """What a new run does with its thread's operations as it opens.
 
-Three things, from one query of the thread's operations:
+The oracle hands :func:`open_operations` to the run loop in its
+:class:`~oracle_core.run.deps.RunDeps` (the loop knows it only as the protocol
+:class:`~oracle_core.run.opening.OpenOperations`). Three things, from one query of the thread's operations:
 
 - a thread whose run waits (a call of its last model response holds an operation not
   carried on yet) takes no new message: :class:`~oracle_core.ThreadWaitingError` names

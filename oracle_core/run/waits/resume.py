@@ -58,19 +58,23 @@ def declined(operation: Operation) -> str:
     return json.dumps({"error": text}, ensure_ascii=False)
 
 
-def resumed_run(deps: RunDeps, operation: Operation, *, stream: bool = False) -> Run:
-    """The waiting run of ``operation`` (settled: any status but open), to carry on once.
-
-    Its :attr:`Run.first` is the :class:`ResumeStep`, which says afterwards whether this
-    caller claimed the operation.
-    """
-    state = RunState(
+def resumed_state(operation: Operation, *, stream: bool = False) -> RunState:
+    """The state the waiting run of ``operation`` is carried on from (read on opening)."""
+    return RunState(
         RunRecord(id=operation.run_id, thread_id=operation.thread_id),
         f"{operation.run_id}:{new_run_id()}",  # a lease owner unique per resume attempt
         user_id=operation.user_id,
         stream=stream,
     )
-    return Run(deps, state, ResumeStep(operation))
+
+
+def resumed_run(deps: RunDeps, operation: Operation, *, stream: bool = False) -> Run:
+    """The waiting run of ``operation`` (settled: any status but open), to carry on once.
+
+    An ordinary :class:`~oracle_core.run.loop.Run` whose first step is a
+    :class:`ResumeStep` (``run.first``), which says afterwards whether it was claimed.
+    """
+    return Run(deps, resumed_state(operation, stream=stream), ResumeStep(operation))
 
 
 class ResumeStep:

@@ -21,8 +21,9 @@ from oracle_core.credentials.sealed import Credentials
 from oracle_core.errors import DecisionConflictError, OperationError, OperationNotFoundError
 from oracle_core.plugins.registry import Registry
 from oracle_core.run.deps import RunDeps
+from oracle_core.run.loop import Run
 from oracle_core.run.waits import connections
-from oracle_core.run.waits.resume import ResumeStep, resumed_run
+from oracle_core.run.waits.resume import ResumeStep, resumed_state
 from oracle_core.values.messages import Usage
 from oracle_core.values.operations import RUNNABLE_STATUSES, Operation
 from oracle_core.values.result import RunResult
@@ -171,11 +172,10 @@ async def resume(deps: RunDeps, operation_id: str, *, stream: bool = False) -> R
             )
         if operation.status in RUNNABLE_STATUSES:
             check_tool(deps, operation)
-        run = resumed_run(deps, operation, stream=stream)
+        step = ResumeStep(operation)
+        run = Run(deps, resumed_state(operation, stream=stream), step)
         events = [event async for event in run.events()]  # the run tells the followers
         result = RunResult.from_events(operation.thread_id, events)
-        step = run.first
-        assert isinstance(step, ResumeStep)
         if step.claimed is not None or not step.not_claimed:
             return result  # resumed; or e.g. the thread stayed busy: the decision stands
     operation = await get(deps, operation_id)
