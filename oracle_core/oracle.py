@@ -1,63 +1,53 @@
 """The :class:`Oracle`: a thin facade that assembles plugins, starts them, and runs.
 
-Its lifecycle, like datasette's: build (import, register and validate the plugins into a
-:class:`~oracle_core.plugins.registry.Registry`), start (run every ``oracle_startup`` hook;
-only then is the oracle started), run (any number of runs, each over an immutable
-:class:`~oracle_core.run.deps.RunDeps`), close (``oracle_shutdown`` hooks, the store).
+Its lifecycle, like datasette's: build (the plugins into a registry, by
+:mod:`oracle_core.assembly`), start (every ``oracle_startup`` hook, then the
+:class:`~oracle_core.run.deps.RunDeps`), run (any number of runs over them), close
+(``oracle_shutdown`` hooks, the store). Waits are settled by
+:mod:`oracle_core.run.waits.settle`; the ``*_sync`` twins are made by one helper.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import dataclasses
 import logging
 import os
-import weakref
 from collections.abc import AsyncIterator, Sequence
 from contextlib import aclosing
 from typing import Any
 
 import pluggy
 
-from oracle_core.authoring.host import PluginHost, PluginStates
+from oracle_core.assembly import (
+    assemble_plugins,
+    build_deps,
+    choose_model,
+    choose_surface,
+    chosen_limits,
+    replaced,
+    tool_executor,
+    with_registry,
+)
+from oracle_core.authoring.host import PluginStates
 from oracle_core.authoring.secrets import Secret
+from oracle_core.blocking import Blocking, sync_twin
 from oracle_core.capabilities.prompt import DEFAULT_INSTRUCTIONS, tier1_warning
-from oracle_core.capabilities.state import Capabilities
-from oracle_core.capabilities.surface import (
-    Catalog,
-    Specialist,
-    Surface,
-    specialist_tools,
-    surface_from_config,
-)
+from oracle_core.capabilities.surface import Specialist, Surface
 from oracle_core.credentials.sealed import ConnectionStatus, Credentials, statuses
-from oracle_core.errors import (
-    OracleClosedError,
-    PluginLoadError,
-    StrictPluginError,
-    SurfaceError,
-)
+from oracle_core.errors import OracleClosedError
 from oracle_core.models.base import Model
-from oracle_core.plugins.discovery import find_entry_points, select
 from oracle_core.plugins.lifecycle import Lifecycle
-from oracle_core.plugins.loader import Candidate, assemble, new_plugin_manager, source_for_object
-from oracle_core.plugins.mcp.assembly import add_mcp_servers, split_servers
+from oracle_core.plugins.loader import new_plugin_manager
 from oracle_core.plugins.registry import Plugin, Registry
-from oracle_core.run.calls import WaitCheck
-from oracle_core.run.chain import MiddlewareChain
+from oracle_core.prompt_report import prompt_report
 from oracle_core.run.deps import RunDeps
-from oracle_core.run.executor import ToolExecutor
 from oracle_core.run.locks import ThreadLocks
 from oracle_core.run.loop import Run
 from oracle_core.run.pool import SyncToolPool
 from oracle_core.run.requests import RequestBuilder
-from oracle_core.run.threads import ThreadCache
-from oracle_core.run.waits import decisions
-from oracle_core.run.waits.approvals import ApprovalCheck, ApprovalPolicy
+from oracle_core.run.state import RunState
+from oracle_core.run.waits import settle
 from oracle_core.run.waits.background import BackgroundWork
-from oracle_core.run.waits.connections import ConnectionCheck
-from oracle_core.run.waits.supply import supply_credential
 from oracle_core.settings import Settings
 from oracle_core.store.base import Checkpointer
 from oracle_core.store.opening import open_store
@@ -69,7 +59,7 @@ from oracle_core.values.result import RunResult
 log = logging.getLogger("oracle_core")
 
 
-class Oracle:
+class Oracle(Blocking):
     """An agent assembled from plugins.
 
     Nothing is global: each oracle owns its plugin manager, registry, store and model, so
@@ -126,72 +116,24 @@ class Oracle:
         self.instructions = instructions
         chosen: dict[str, Any] = {"max_steps": max_steps, "tool_concurrency": tool_concurrency,
                                   "tool_timeout": tool_timeout}  # fmt: skip
-        self.limits = dataclasses.replace(
-            limits or self.settings.run_limits,
-            **{name: value for name, value in chosen.items() if value is not None},
-        )
+        self.limits = chosen_limits(limits or self.settings.run_limits, **chosen)
         self._pool = SyncToolPool(self.limits.sync_tool_workers)
         self._states = PluginStates()
         self.plugin_manager: pluggy.PluginManager = new_plugin_manager()
-        self._registry = self._assemble(plugins, entry_points, path)
-        self._surface = self._choose_surface(surface)
+        self._registry = assemble_plugins(
+            self.settings, self._states, self.plugin_manager, plugins, entry_points, path
+        )
+        self._surface = choose_surface(surface, self.settings, self._registry)
         self._requests: RequestBuilder | None = None
         self._model = model
         self._checkpointer = checkpointer
         self._locks = ThreadLocks()
         self._deps: RunDeps | None = None
         self._background: BackgroundWork | None = None
-        self._waits: list[WaitCheck] | None = None
         self._start_lock: asyncio.Lock | None = None
         self._lifecycle: Lifecycle | None = None
-        self._runner: asyncio.Runner | None = None
         self._credentials: Credentials | None = None
         self._closed = False
-
-    def _assemble(
-        self, plugins: Sequence[Any], entry_points: bool, path: Sequence[str] | None
-    ) -> Registry:
-        settings = self.settings
-        plugins, servers = split_servers(plugins)
-        candidates = [Candidate(source_for_object(obj), obj) for obj in plugins]
-        early: list[PluginLoadError] = []
-        if entry_points:
-            sources, missing = select(
-                find_entry_points(path), settings.load_plugins, settings.disable_plugins
-            )
-            candidates += [Candidate(source) for source in sources]
-            early += [
-                PluginLoadError(
-                    f"ORACLE_LOAD_PLUGINS names {name!r}, but no installed plugin or distribution "
-                    "has that name: check the spelling, or pip install it",
-                    plugin=name,
-                )
-                for name in missing
-            ]
-        host = PluginHost(settings, self._states)
-        registry = assemble(candidates, manager=self.plugin_manager, host=host, failures=early)
-        registry = add_mcp_servers(registry, manager=self.plugin_manager, host=host, code=servers)
-        if settings.strict and registry.failures:
-            raise StrictPluginError(list(registry.failures))
-        return registry
-
-    def _choose_surface(self, surface: Surface | None) -> Surface:
-        """The surface given, else ``[surface]`` of ``oracle.toml``; checked against the plugins."""
-        if surface is None:
-            source = f"[surface] in {self.settings.config_path}"
-            surface = surface_from_config(
-                self.settings.surface_config(), self._registry, source=source
-            )
-        if not isinstance(surface, Catalog | Specialist):
-            raise SurfaceError(
-                f"Oracle(surface=...) takes Catalog() or Specialist(tools=[...]), not "
-                f"{type(surface).__name__}"
-            )
-        if isinstance(surface, Specialist):
-            specialist_tools(surface, self._registry)  # fails now, not on the first run
-        return surface
-
-    # -- what the oracle is made of ------------------------------------------------------------
 
     @property
     def registry(self) -> Registry:
@@ -219,21 +161,9 @@ class Oracle:
         Raises:
             KeyError: when the oracle has no plugin called ``plugin.name``.
         """
-        current = self._registry
-        if plugin.name not in current:
-            raise KeyError(f"the oracle has no plugin {plugin.name!r} to replace")
-        self._registry = Registry(
-            plugins={n: plugin if n == plugin.name else p for n, p in current.plugins.items()},
-            failures=current.failures,
-            warnings=current.warnings,
-        )
+        self._registry = replaced(self._registry, plugin)
         if self._deps is not None:
-            self._deps = dataclasses.replace(
-                self._deps,
-                requests=self.requests,
-                executor=self._executor(self._registry),
-                middleware=MiddlewareChain(self._registry.middleware()),
-            )
+            self._deps = with_registry(self._deps, self.requests)
 
     def plugin_state(self, plugin: str) -> dict[str, Any]:
         """A dict a plugin may keep per-oracle state in (connections, caches), by plugin name.
@@ -264,20 +194,7 @@ class Oracle:
         when ``ORACLE_MODEL_CLIENT=litellm``.
         """
         if not isinstance(self._model, Model):
-            name = self._model or self.settings.model
-            if name:
-                from oracle_core.models.openai import model_for
-
-                self._model = model_for(
-                    name,
-                    api_base=self.settings.api_base,
-                    api_key=self.settings.api_key,
-                    env=self.settings.env,
-                )
-            else:
-                from oracle_core.models.demo import DemoModel
-
-                self._model = DemoModel()
+            self._model = choose_model(self._model, self.settings)
         return self._model
 
     @property
@@ -305,51 +222,22 @@ class Oracle:
 
     async def prompt_report(self, thread_id: str) -> dict[str, Any]:
         """What the next model call of ``thread_id`` would get, with token counts per part."""
-        state = await self.checkpointer.load(thread_id)
-        requests = self.requests
-        request = requests.build(
-            thread_id=thread_id,
-            run_id="next",
-            step=1,
-            model=self.model.name,
-            messages=state.messages,
-            loaded=state.loaded_plugins,
-            operations=bool(await self.checkpointer.list_operations(thread_id=thread_id, limit=1)),
+        warnings = [w for w in [self.tier1_warning()] if w]
+        return await prompt_report(
+            self.requests, self.checkpointer, self.model, self.surface, thread_id, warnings
         )
-        return {
-            "thread_id": thread_id,
-            "model": self.model.name,
-            "surface": self.surface.describe(),
-            "loaded_plugins": state.loaded_plugins,
-            "thread_usage": state.usage.as_dict(),
-            "system_prompt": request.system_prompt,
-            "tools": request.openai_tools(),
-            "tokens": {
-                **requests.token_split(request),
-                "per_tool": {t.name: requests.schema_tokens(t) for t in request.tools},
-            },
-            "warnings": [w for w in [self.tier1_warning()] if w],
-        }
 
     # -- lifecycle -------------------------------------------------------------------------------
 
     async def run_deps(self) -> RunDeps:
         """What runs of this oracle use (model, store, executor, middleware, limits).
 
-        Starts the oracle first if needed. For embedding applications and tests that drive
-        the run loop's parts directly.
-        """
-        return await self._running()
-
-    async def start(self) -> None:
-        """Run every plugin's ``oracle_startup`` hook, once; then the oracle is started.
+        Starts the oracle first if needed (every plugin's ``oracle_startup`` hook, once).
+        For embedding applications and tests that drive the run loop's parts directly.
 
         Raises:
             OracleClosedError: when the oracle was closed.
         """
-        await self._running()
-
-    async def _running(self) -> RunDeps:
         if self._closed:
             raise OracleClosedError("this oracle is closed: build a new Oracle to run again")
         if self._deps is not None:
@@ -358,60 +246,35 @@ class Oracle:
             self._start_lock = asyncio.Lock()
         async with self._start_lock:
             if self._deps is None:
-                await self._startup()
-                self._deps = self._build_deps()
+                if warning := self.tier1_warning():
+                    log.warning("%s", warning)
+                settings = self.settings
+                self._lifecycle = Lifecycle(
+                    self.plugin_manager,
+                    self._registry,
+                    timeout=settings.hook_timeout,
+                    strict=settings.strict,
+                )
+                # Plugins whose startup failed are gone from here on: tools, routes, middleware.
+                self._registry = await self._lifecycle.start(self)
+                await self.checkpointer.mark_interrupted()
+                self._background = BackgroundWork(self.checkpointer, self._pool, self.limits)
+                executor = tool_executor(
+                    self._registry, self.limits, self, self._pool, self.credentials,
+                    self._background,
+                )  # fmt: skip
+                self._deps = build_deps(
+                    self.model, self.checkpointer, self.requests, executor, self.limits, self._locks
+                )
         return self._deps
 
-    async def _startup(self) -> None:
-        if warning := self.tier1_warning():
-            log.warning("%s", warning)
-        settings = self.settings
-        self._lifecycle = Lifecycle(
-            self.plugin_manager,
-            self._registry,
-            timeout=settings.hook_timeout,
-            strict=settings.strict,
-        )
-        # Plugins whose startup failed are gone from here on: tools, routes, middleware.
-        self._registry = await self._lifecycle.start(self)
-        await self.checkpointer.mark_interrupted()
+    async def start(self) -> None:
+        """Run every plugin's ``oracle_startup`` hook, once; then the oracle is started.
 
-    def _wait_checks(self) -> list[WaitCheck]:
-        """The wait hook's checks, asked in order about every call (docs/waits.md)."""
-        source = f"[approvals] in {self.settings.config_path}"
-        policy = ApprovalPolicy.from_config(self.settings.approvals_config(), source)
-        return [ApprovalCheck(policy), ConnectionCheck(self.credentials)]
-
-    def _executor(self, registry: Registry) -> ToolExecutor:
-        """The tool executor of ``registry``, with the wait checks and background calls."""
-        if self._background is None:
-            self._background = BackgroundWork(self.checkpointer, self._pool, self.limits)
-        if self._waits is None:
-            self._waits = self._wait_checks()
-        return ToolExecutor(
-            registry,
-            self.limits,
-            self,
-            self._pool,
-            waits=self._waits,
-            background=self._background,
-            capabilities=Capabilities(
-                registry, settings=self.settings, operations=self._background
-            ),
-        )
-
-    def _build_deps(self) -> RunDeps:
-        registry = self._registry
-        return RunDeps(
-            model=self.model,
-            store=self.checkpointer,
-            requests=self.requests,
-            executor=self._executor(registry),
-            middleware=MiddlewareChain(registry.middleware()),
-            limits=self.limits,
-            locks=self._locks,
-            threads=ThreadCache(),
-        )
+        Raises:
+            OracleClosedError: when the oracle was closed.
+        """
+        await self.run_deps()
 
     async def close(self) -> None:
         """Run every plugin's ``oracle_shutdown`` hook and close the store, once."""
@@ -431,18 +294,9 @@ class Oracle:
             if self._checkpointer is not None:
                 await self._checkpointer.close()
 
-    async def __aenter__(self) -> Oracle:
-        await self.start()
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.close()
-
-    def __enter__(self) -> Oracle:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close_sync()
+    close_sync = sync_twin(
+        close, closes=True, doc=":meth:`close` for scripts that used :meth:`run_sync`."
+    )
 
     # -- runs ------------------------------------------------------------------------------------
 
@@ -460,12 +314,10 @@ class Oracle:
         (``aclose()``) cancels the run and saves it as ``cancelled``. Every event is also
         published to the store's channel (``checkpointer.events``) for the thread's followers.
         """
-        deps = await self._running()
-        run = Run(deps, thread_id, message, user_id=user_id, stream=text_deltas)
-        channel = deps.store.events  # followers of the thread, in any process, see it too
+        state = RunState.new(thread_id, message, user_id=user_id, stream=text_deltas)
+        run = Run(await self.run_deps(), state)
         async with aclosing(run.events()) as events:
             async for event in events:
-                channel.publish(thread_id, event)
                 yield event
 
     async def run(self, thread_id: str, message: str, *, user_id: str = "default") -> RunResult:
@@ -473,13 +325,8 @@ class Oracle:
         stream = self.stream(thread_id, message, user_id=user_id, text_deltas=False)
         return RunResult.from_events(thread_id, [event async for event in stream])
 
-    def run_sync(self, thread_id: str, message: str, *, user_id: str = "default") -> RunResult:
-        """:meth:`run` for scripts, on an event loop the oracle keeps between calls.
-
-        Call it as often as you like; close the oracle with :meth:`close_sync` (or use it
-        as ``with Oracle(...) as oracle:``) to run the shutdown hooks and close the store.
-        """
-        return self._loop().run(self.run(thread_id, message, user_id=user_id))
+    run_sync = sync_twin(run, doc=":meth:`run` for scripts, on an event loop the oracle keeps "
+                         "between calls (close it with :meth:`close_sync`, or use ``with``).")  # fmt: skip
 
     # -- operations: approvals, connections, background calls (docs/waits.md) -------------------
 
@@ -500,15 +347,10 @@ class Oracle:
             OperationError: when it is not an approval, or the approved tool is gone
                 (nothing runs and nothing is recorded then).
         """
-        return await decisions.decide(
-            await self._running(), operation_id, approve=approve, reason=reason
-        )
+        deps = await self.run_deps()
+        return await settle.decide(deps, operation_id, approve=approve, reason=reason)
 
-    def decide_sync(
-        self, operation_id: str, *, approve: bool, reason: str | None = None
-    ) -> RunResult:
-        """:meth:`decide` for scripts (on :meth:`run_sync`'s event loop)."""
-        return self._loop().run(self.decide(operation_id, approve=approve, reason=reason))
+    decide_sync = sync_twin(decide)
 
     async def resume_operation(self, operation_id: str) -> RunResult:
         """Resume the run of a settled wait, exactly once (the first outcome again after).
@@ -519,20 +361,16 @@ class Oracle:
             OperationNotFoundError: for an unknown id.
             OperationError: when it is still open, or its call's tool is gone.
         """
-        return await decisions.resume(await self._running(), operation_id)
+        return await settle.resume(await self.run_deps(), operation_id)
 
     async def operations(
         self, *, thread_id: str | None = None, status: str | None = None
     ) -> list[Operation]:
         """Operations, oldest first; ``thread_id`` and ``status`` narrow the list."""
-        deps = await self._running()
+        deps = await self.run_deps()
         return await deps.store.list_operations(thread_id=thread_id, status=status)
 
-    def operations_sync(
-        self, *, thread_id: str | None = None, status: str | None = None
-    ) -> list[Operation]:
-        """:meth:`operations` for scripts."""
-        return self._loop().run(self.operations(thread_id=thread_id, status=status))
+    operations_sync = sync_twin(operations)
 
     async def operation(self, operation_id: str) -> Operation:
         """One operation.
@@ -540,11 +378,9 @@ class Oracle:
         Raises:
             OperationNotFoundError: for an unknown id.
         """
-        return await decisions.get(await self._running(), operation_id)
+        return await settle.get(await self.run_deps(), operation_id)
 
-    def operation_sync(self, operation_id: str) -> Operation:
-        """:meth:`operation` for scripts."""
-        return self._loop().run(self.operation(operation_id))
+    operation_sync = sync_twin(operation)
 
     async def cancel_operation(self, operation_id: str) -> Operation:
         """Cancel an operation: a background call stops, a wait's call is answered cancelled.
@@ -553,11 +389,9 @@ class Oracle:
             OperationNotFoundError: for an unknown id.
             DecisionConflictError: when it was settled otherwise first.
         """
-        return await decisions.cancel(await self._running(), operation_id)
+        return await settle.cancel(await self.run_deps(), operation_id)
 
-    def cancel_operation_sync(self, operation_id: str) -> Operation:
-        """:meth:`cancel_operation` for scripts."""
-        return self._loop().run(self.cancel_operation(operation_id))
+    cancel_operation_sync = sync_twin(cancel_operation)
 
     # -- connections (docs/connections.md) -------------------------------------------------------
 
@@ -576,7 +410,7 @@ class Oracle:
 
         For a per-user connection it is ``user_id``'s credential; a shared one serves every
         user, and every run waiting on it resumes. A plugin's OAuth callback route calls
-        this with the token it obtained.
+        this with the token it obtained. The oracle starts only when a run resumes.
 
         Returns:
             The outcome of each run this call resumed (none waited: an empty list).
@@ -586,13 +420,13 @@ class Oracle:
             InvalidCredentialError: for an empty, too long or multi-line value, or a bad user id.
             SecretKeyError: when ``ORACLE_SECRET_KEY`` is missing or invalid (nothing is stored).
         """
-        return await supply_credential(self, plugin, name, value, user_id=user_id)
+        credentials, grace = self.credentials, self.limits.lease_ttl
+        return await settle.supply(
+            credentials, self.registry, self.run_deps, plugin, name, value,
+            operations=self.checkpointer, user_id=user_id, grace=grace,
+        )  # fmt: skip
 
-    def supply_credential_sync(
-        self, plugin: str, name: str, value: str | Secret, *, user_id: str = "default"
-    ) -> list[RunResult]:
-        """:meth:`supply_credential` for scripts (on :meth:`run_sync`'s event loop)."""
-        return self._loop().run(self.supply_credential(plugin, name, value, user_id=user_id))
+    supply_credential_sync = sync_twin(supply_credential)
 
     async def delete_credential(self, plugin: str, name: str, *, user_id: str = "default") -> bool:
         """Remove a stored credential; ``True`` when there was one.
@@ -610,37 +444,3 @@ class Oracle:
         """Every declared connection and whether it is set, per user, never with a value."""
         records = await self.checkpointer.credentials()  # shared ones are stored under ""
         return statuses(self.registry, records, user_id)
-
-    def close_sync(self) -> None:
-        """:meth:`close` for scripts that used :meth:`run_sync`."""
-        runner, self._runner = self._runner, None
-        if runner is None:
-            asyncio.run(self.close())
-            return
-        try:
-            runner.run(self.close())
-        finally:
-            runner.close()
-
-    def _loop(self) -> asyncio.Runner:
-        if self._runner is None:
-            self._runner = asyncio.Runner()
-            weakref.finalize(self, _discard, self._runner)
-        return self._runner
-
-
-def _discard(runner: asyncio.Runner) -> None:
-    """Close the event loop of a :meth:`Oracle.run_sync` oracle that was never closed.
-
-    Called when the oracle is garbage-collected, which may happen while another event
-    loop runs in this thread: then the loop is closed without running it again.
-    """
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        runner.close()
-        return
-    with contextlib.suppress(RuntimeError):
-        loop = runner.get_loop()
-        if not loop.is_closed():
-            loop.close()

@@ -87,7 +87,7 @@ def import_graph(top_level_only: bool, types: bool = False) -> dict[str, set[str
 
 
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("errors", "environment", "version"),
+    ("errors", "environment", "version", "blocking"),
     ("values",),
     ("settings",),
     ("authoring",),
@@ -96,6 +96,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("models", "store", "capabilities", "credentials"),
     ("run",),
     ("run.waits",),
+    ("assembly", "prompt_report"),
     ("oracle",),
     ("server", "testing", "cli"),
 )

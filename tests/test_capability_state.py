@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from oracle_core.authoring.manifest import PluginManifest, Visibility
-from oracle_core.authoring.tools.tool import Tool, tool
+from oracle_core.authoring.tools.decorator import tool
+from oracle_core.authoring.tools.tool import Tool
 from oracle_core.capabilities.meta_tools import GET_OPERATION_TOOL, META_TOOLS, NO_FIT_NOTE
 from oracle_core.capabilities.state import Capabilities, CapabilityState
 from oracle_core.errors import PluginConflictError

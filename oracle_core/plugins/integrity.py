@@ -33,6 +33,8 @@ GUARDED_MODULES = (
     "oracle_core.run.executor",
     "oracle_core.run.lease",
     "oracle_core.run.loop",
+    "oracle_core.run.saving",  # the loop's saving and waiting, moved out of run.loop
+    "oracle_core.run.turn",  # a new run's opening, moved out of run.loop
     "oracle_core.values.messages",
     "oracle_core.run.pool",
     "oracle_core.run.requests",

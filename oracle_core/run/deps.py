@@ -14,6 +14,7 @@ from oracle_core.plugins.registry import Registry
 from oracle_core.run.chain import MiddlewareChain
 from oracle_core.run.executor import ToolExecutor
 from oracle_core.run.locks import ThreadLocks
+from oracle_core.run.opening import OpenOperations
 from oracle_core.run.requests import RequestBuilder
 from oracle_core.run.threads import ThreadCache
 from oracle_core.store.base import Checkpointer
@@ -33,6 +34,8 @@ class RunDeps:
         limits: steps, concurrency, timeouts, result size.
         locks: one run at a time per thread in this process.
         threads: recent threads' messages, so a turn reads only what is new.
+        open_operations: what a new run does with its thread's operations as it opens
+            (:func:`oracle_core.run.waits.opening.open_operations`, handed in by the oracle).
     """
 
     model: Model
@@ -43,6 +46,7 @@ class RunDeps:
     limits: RunLimits
     locks: ThreadLocks
     threads: ThreadCache
+    open_operations: OpenOperations
 
     @property
     def registry(self) -> Registry:

@@ -1,14 +1,18 @@
-"""The run loop: one user message worked to an answer on one thread.
+"""The run loop: one run worked to an answer on one thread.
 
-Each step asks the model (through the middleware chain, with the gate's tool list), saves
-the assistant message, runs the tool calls (concurrently, bounded, results in call order),
-saves their results and any capability loads, and repeats until the model answers without
-tool calls or the step limit is reached. State is saved after every step.
+A run is a loop over a :class:`~oracle_core.run.state.RunState` value and its
+:class:`~oracle_core.run.deps.RunDeps`. It holds the thread (lock and lease), takes its
+first step (:class:`~oracle_core.run.turn.FirstStep`: a new turn saves the user's message,
+a resume answers the call that waited), then asks the model (through the middleware
+chain, with the gate's tool list), saves the assistant message, runs the tool calls
+(concurrently, bounded, results in call order), saves their results and any capability
+loads, and repeats until the model answers without tool calls or the step limit is
+reached. State is saved after every step. The run publishes its events to the thread's
+followers itself, once, as it yields them.
 
-The loop uses nothing but its :class:`~oracle_core.run.deps.RunDeps` (model, store, request
-builder, tool executor, middleware chain, limits, locks, thread cache): it never sees the
-oracle. It applies the capability gate itself, against the tool list that really reached
-the model, before any middleware sees a call and again for a call a middleware replaced.
+The loop uses nothing but its deps: it never sees the oracle, nor the waits built on it.
+It applies the capability gate itself, against the tool list that really reached the
+model, before any middleware sees a call and again for a call a middleware replaced.
 """
 
 from __future__ import annotations
@@ -16,8 +20,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import uuid
-from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from typing import Any
 
 from oracle_core.capabilities.gate import Shown
@@ -31,223 +34,145 @@ from oracle_core.errors import (
 from oracle_core.run.deps import RunDeps
 from oracle_core.run.executor import cap, error_result, over
 from oracle_core.run.lease import ThreadLease
-from oracle_core.run.waits.opening import open_operations, unanswered_calls
-from oracle_core.store.base import INTERRUPTED_ERROR
+from oracle_core.run.saving import call_arguments, call_name, finish_step, save
+from oracle_core.run.state import RunState
+from oracle_core.run.state import new_run_id as new_run_id  # re-exported: testing/drive.py
+from oracle_core.run.turn import FirstStep, NewTurn
 from oracle_core.values.events import (
-    ApprovalRequested,
-    CapabilityLoaded,
-    ConnectionRequested,
     Event,
     ModelCallStarted,
-    OperationUpdated,
     RunFinished,
     RunStarted,
     TextDelta,
     ToolCallEvent,
-    ToolResultEvent,
     UsageEvent,
 )
 from oracle_core.values.messages import Message, ModelRequest, ModelResponse, ToolCall, ToolResult
-from oracle_core.values.operations import Operation
-from oracle_core.values.text import clean_json
-from oracle_core.values.threads import RunRecord, RunStatus
-from oracle_core.values.tokens import count_message_tokens
 
 log = logging.getLogger("oracle_core.run")
 
 
-def new_run_id() -> str:
-    """A fresh run id."""
-    return f"run_{uuid.uuid4().hex[:16]}"
-
-
 class Run:
-    """Works one user message to an answer; iterate :meth:`events` to drive it.
+    """Works one run to its end; iterate :meth:`events` to drive it.
 
     Args:
         deps: everything the run uses (the loop touches nothing else).
-        thread_id: the thread to work on.
-        message: what the user said.
-        user_id: who the run acts for.
-        stream: yield the model's text as it arrives (``text_delta`` events).
+        state: where it starts from (:meth:`RunState.new` for a user's message).
+        first: its first step; default a new turn (save the user's message).
     """
 
-    def __init__(
-        self,
-        deps: RunDeps,
-        thread_id: str,
-        message: str,
-        *,
-        user_id: str = "default",
-        stream: bool = True,
-    ) -> None:
+    def __init__(self, deps: RunDeps, state: RunState, first: FirstStep | None = None) -> None:
         self.deps = deps
-        self.thread_id = thread_id
-        self.message = message
-        self.user_id = user_id
-        self.stream = stream
-        self.record = RunRecord(id=new_run_id(), thread_id=thread_id)
-        self.messages: list[Message] = []
-        self.tokens: list[int] = []
-        self.message_tokens = 0
-        self.loaded: list[str] = []
-        self.answer = ""
-        self.deadline = 0.0
-        self.started = False
-        self.owner = self.record.id  # who holds the thread's lease (a resume has its own)
-        self.operations = False  # the thread has an operation: show get_operation
-        self.waiting: list[Operation] = []  # what a waiting run waits on
-
-    async def _save(
-        self, messages: list[Message], loaded: tuple[str, ...] | list[str] = ()
-    ) -> None:
-        messages = [clean_json(m) for m in messages]  # what is saved is what is sent
-        tokens = await _count(messages)
-        self.loaded = await self.deps.store.append(
-            self.thread_id,
-            base=len(self.messages),
-            messages=messages,
-            loaded=loaded,
-            run=self.record,
-            lease=self.owner,
-            tokens=tokens,
-        )
-        self.messages.extend(messages)
-        self.tokens.extend(tokens)
-        self.message_tokens += sum(tokens)
+        self.state = state
+        self.first: FirstStep = first if first is not None else NewTurn()
 
     async def events(self) -> AsyncGenerator[Event, None]:
         """Run to the end, yielding events; state is saved after every step.
 
         The last event is always :class:`RunFinished`, whatever happened: a busy thread, a
-        failing store, the model, a tool, a middleware, the run's time limit.
+        failing store, the model, a tool, a middleware, the run's time limit. Each event
+        is published to the store's channel (``checkpointer.events``) for the thread's
+        followers, in any process, as it is yielded (unless the first step keeps the run
+        to itself: a resume that another caller carries on).
         """
-        deps = self.deps
+        deps, state = self.deps, self.state
+        channel = deps.store.events
         lease = ThreadLease(
             deps.store,
-            self.thread_id,
-            self.owner,
+            state.thread_id,
+            state.owner,
             ttl=deps.limits.lease_ttl,
             wait=deps.limits.busy_wait,
         )
         try:
-            async with deps.locks(self.thread_id), lease:
-                self.deadline = asyncio.get_running_loop().time() + deps.limits.run_timeout
+            async with deps.locks(state.thread_id), lease:
+                state.deadline = asyncio.get_running_loop().time() + deps.limits.run_timeout
                 async for event in self._opened():
+                    if self.first.public:
+                        channel.publish(state.thread_id, event)
                     yield event
         except Exception as error:  # before the run began (busy, the store), or at its end
             if not isinstance(error, ThreadBusyError | ThreadConflictError | ThreadWaitingError):
-                log.exception("run %s failed outside its steps", self.record.id)
-            if self.record.status == "running":  # a run that finished stays finished
-                self.record.status, self.record.error = "failed", str(error)
-            if not self.started:
-                yield RunStarted(self.record.id, self.thread_id)
-        if self.messages:  # everything here was saved: a valid start of the thread
-            deps.threads.put(self.thread_id, self.messages, self.tokens)
-        yield RunFinished(
-            self.record.id,
-            self.record.status,
-            self.answer,
-            self.record.usage,
-            self.record.error,
-            [o.to_json() for o in self.waiting],
+                log.exception("run %s failed outside its steps", state.record.id)
+            record = state.record  # the first step may have taken the saved record
+            if record.status == "running":  # a run that finished stays finished
+                record.status, record.error = "failed", str(error)
+            if not state.started:
+                started = RunStarted(record.id, state.thread_id)
+                if self.first.public:
+                    channel.publish(state.thread_id, started)
+                yield started
+        if state.messages:  # everything here was saved: a valid start of the thread
+            deps.threads.put(state.thread_id, state.messages, state.tokens)
+        record = state.record
+        finished = RunFinished(
+            record.id,
+            record.status,
+            state.answer,
+            record.usage,
+            record.error,
+            [o.to_json() for o in state.waiting],
         )
+        if self.first.public:
+            channel.publish(state.thread_id, finished)
+        yield finished
 
     async def _opened(self) -> AsyncIterator[Event]:
         """The run from its first save on, with the thread held; ends without raising."""
-        await self._open()
+        deps, state = self.deps, self.state
+        await self.first.open(deps, state)
         try:
-            self.started = True
-            yield RunStarted(self.record.id, self.thread_id)
+            state.started = True
+            yield RunStarted(state.record.id, state.thread_id)
             async for event in self._steps():
                 yield event
         except (asyncio.CancelledError, GeneratorExit):
-            self.record.status = "cancelled"
-            await asyncio.shield(self._save([]))
+            state.record.status = "cancelled"
+            await asyncio.shield(save(deps, state, []))
             raise
         except Exception as error:
             if not isinstance(error, OracleError):
-                log.exception("run %s failed", self.record.id)
-            self.record.status = "failed"
-            self.record.error = str(error)
+                log.exception("run %s failed", state.record.id)
+            state.record.status = "failed"
+            state.record.error = str(error)
             try:
-                await self._save([])
+                await save(deps, state, [])
             except Exception:
-                log.exception("run %s: its failure could not be saved", self.record.id)
-
-    async def _open(self) -> None:
-        """Load the thread, close what a dead run left open, and save the user's message.
-
-        A writer that appended without holding the thread (an older process, a client
-        seeding a thread) only moves the base: the thread is read again, a few times.
-        """
-        for attempt in range(3):
-            running = await self._read_thread()
-            for run in running:  # this run holds the thread: any other "running" one is dead
-                run.status, run.error = "interrupted", run.error or INTERRUPTED_ERROR
-                await self.deps.store.append(self.thread_id, base=len(self.messages), run=run)
-            found = await open_operations(
-                self.deps.store, self.thread_id, self.owner, self.messages
-            )
-            self.operations = found.any
-            user = {"role": "user", "content": self.message}
-            opening = [*self._interrupted_results(), *found.messages(), user]
-            try:
-                await self._save(opening)
-                await found.finish(self.deps.store, self.owner)
-                return
-            except ThreadConflictError:
-                if attempt == 2:
-                    raise
-
-    async def _read_thread(self) -> list[RunRecord]:
-        """Set the thread's messages and loads, reading only what the cache lacks.
-
-        Returns the thread's runs still marked ``running``.
-        """
-        store, cache = self.deps.store, self.deps.threads
-        cached = cache.get(self.thread_id)
-        since = len(cached.messages) if cached is not None else 0
-        tail = await store.load_tail(self.thread_id, since)
-        if (
-            cached is not None
-            and since
-            and (tail.count < since or tail.before != cached.messages[-1])
-        ):
-            cache.drop(self.thread_id)  # deleted or replaced meanwhile: start over
-            cached, tail = None, await store.load_tail(self.thread_id, 0)
-        self.messages = [*(cached.messages if cached else ()), *tail.messages]
-        self.tokens = [*(cached.tokens if cached else ()), *tail.message_tokens]
-        self.message_tokens = sum(self.tokens)
-        self.loaded = list(tail.loaded_plugins)
-        return tail.running
-
-    def _interrupted_results(self) -> list[Message]:
-        """Tool results for calls a crashed run left unanswered, so the thread stays valid."""
-        error = json.dumps({"error": "not run: the run that asked for it was interrupted"})
-        return [
-            {"role": "tool", "tool_call_id": call_id, "content": error}
-            for call_id in unanswered_calls(self.messages)
-        ]
+                log.exception("run %s: its failure could not be saved", state.record.id)
 
     async def _steps(self) -> AsyncIterator[Event]:
-        deps = self.deps
-        first = self.record.steps + 1  # a resumed run goes on counting
+        """The first step, then the model's steps unless it ended the run."""
+        deps, state = self.deps, self.state
+        try:
+            async for event in self.first.answer(deps, state):
+                yield event
+            if state.running:
+                async for event in self._model_steps():
+                    yield event
+        except Exception as error:
+            await self.first.close(deps, state, str(error))
+            raise
+        await self.first.close(deps, state, None)
+
+    async def _model_steps(self) -> AsyncIterator[Event]:
+        deps, state = self.deps, self.state
+        record = state.record
+        first = record.steps + 1  # a resumed run goes on counting
         for step in range(first, first + deps.limits.max_steps):
             request = deps.requests.build(
-                thread_id=self.thread_id,
-                run_id=self.record.id,
+                thread_id=state.thread_id,
+                run_id=record.id,
                 step=step,
                 model=deps.model.name,
-                messages=self.messages,
-                loaded=self.loaded,
-                user_id=self.user_id,
-                operations=self.operations,
+                messages=state.messages,
+                loaded=state.loaded,
+                user_id=state.user_id,
+                operations=state.operations,
             )
             yield ModelCallStarted(
                 step,
                 list(request.tool_names),
-                deps.requests.token_split(request, self.message_tokens),
+                deps.requests.token_split(request, state.message_tokens),
             )
             outcome: tuple[ModelResponse, ModelRequest] | None = None
             async for item in self._model_call(request):
@@ -257,61 +182,30 @@ class Run:
                     outcome = item
             assert outcome is not None
             response, sent = outcome
-            self.record.steps = step
-            self.record.usage = self.record.usage + response.usage
+            record.steps = step
+            record.usage = record.usage + response.usage
             assistant = capped_reply(response.message, deps.limits.max_text_bytes)
             calls = response.tool_calls  # as the model sent them; the executor checks sizes
             if not calls:
-                self.answer = str(assistant.get("content") or "")
-                self.record.status = "completed"
-            await self._save([assistant])
+                state.answer = str(assistant.get("content") or "")
+                record.status = "completed"
+            await save(deps, state, [assistant])
             yield UsageEvent(step, response.usage)
             if not calls:
                 return
             for call in calls:
-                yield ToolCallEvent(call["id"], _name(call), _arguments(call))
+                yield ToolCallEvent(call["id"], call_name(call), call_arguments(call))
             # The gate's rule, checked here against what really went to the provider.
             allowed = deps.requests.gate.shown(request.tools, sent.tools)
             results, loads = await self._run_tools(calls, allowed)
-            async for event in self._finish_step(results, loads):
+            async for event in finish_step(deps, state, results, loads):
                 yield event
-            if self.waiting:
+            if state.waiting:
                 return
         raise RunLimitError(
             f"the run stopped after {deps.limits.max_steps} model calls without a final answer "
             "(the step limit; raise it with Oracle(max_steps=...))"
         )
-
-    async def _finish_step(
-        self, results: list[ToolResult], loads: tuple[str, ...] = ()
-    ) -> AsyncIterator[Event]:
-        """Save a step's tool results and loads; calls that must wait become operations.
-
-        The waits are saved first, then the other results with the run's waiting status in
-        one step: a crash in between leaves a pending operation whose call is unanswered,
-        which a decision resumes, and never a call that runs without one.
-        """
-        store = self.deps.store
-        waits = [r.operation for r in results if r.operation and r.operation.status == "pending"]
-        done = [r for r in results if r.operation is None or r.operation.status != "pending"]
-        for operation in waits:
-            await store.insert_operation(operation)
-        if waits:
-            self.record.status = waiting_status(waits)
-            self.waiting = list(waits)
-        await self._save([r.message() for r in done], loads)
-        for result in done:
-            yield ToolResultEvent(
-                result.call_id, result.name, result.content, result.is_error, result.refused
-            )
-            if result.operation is not None:  # a background call started
-                self.operations = True
-                yield OperationUpdated(result.operation.to_json())
-        if loads:
-            yield CapabilityLoaded(list(loads))
-        for operation in waits:
-            self.operations = True
-            yield requested(operation)
 
     async def _model_call(
         self, request: ModelRequest
@@ -324,7 +218,7 @@ class Run:
 
         async def call_model(req: ModelRequest) -> ModelResponse:
             sent.append(req)  # exactly what the provider is sent
-            if not self.stream:
+            if not self.state.stream:
                 return await model.complete(req)
             final: ModelResponse | None = None
             async for piece in model.stream(req):
@@ -378,33 +272,33 @@ class Run:
         deps = self.deps
         chain = deps.middleware
         semaphore = asyncio.Semaphore(deps.limits.tool_concurrency)
-        state = deps.executor.capabilities.state(self.loaded)
+        capabilities = deps.executor.capabilities.state(self.state.loaded)
 
         async def execute(call: ToolCall) -> ToolResult:
             # Asked again: a middleware may have changed the call in wrap_tool_call.
-            refusal = allowed.check(call, state.loaded)
+            refusal = allowed.check(call, capabilities.loaded)
             if refusal is not None:
                 return refusal
             async with semaphore:
-                return await deps.executor.execute(call, state, chain.notify)
+                return await deps.executor.execute(call, capabilities, chain.notify)
 
         handler = chain.wrap_tool(execute)
 
         def refuse(seen: ToolCall) -> ToolResult | None:
-            return allowed.check(seen, state.loaded)
+            return allowed.check(seen, capabilities.loaded)
 
         async def one(raw: Mapping[str, Any]) -> ToolResult:
             call = ToolCall(
                 id=str(raw["id"]),
-                name=_name(raw),
-                arguments=_arguments(raw),
-                thread_id=self.thread_id,
-                run_id=self.record.id,
-                loaded=state.loaded,
-                user_id=self.user_id,
+                name=call_name(raw),
+                arguments=call_arguments(raw),
+                thread_id=self.state.thread_id,
+                run_id=self.state.record.id,
+                loaded=capabilities.loaded,
+                user_id=self.state.user_id,
             )
             # Decided before any middleware sees the call: a refused call stays refused.
-            first = allowed.check(call, state.loaded)
+            first = allowed.check(call, capabilities.loaded)
             try:
                 async with asyncio.timeout(self._remaining()):
                     result = await chain.run_tool(call, handler, lambda seen: first or refuse(seen))
@@ -413,36 +307,25 @@ class Run:
                     call, "not finished when the run reached its time limit", error
                 )
             except Exception as error:  # a middleware raised: this call fails, not its siblings
-                log.error("tool call %s of run %s failed: %s", call.name, self.record.id, error)
+                log.error(
+                    "tool call %s of run %s failed: %s", call.name, self.state.record.id, error
+                )
                 # The model is told no more: the details may name an internal plugin.
                 result = error_result(call, "the call failed inside the oracle", error)
             # The tool message answers the model's call, whatever a middleware renamed.
             return result if result.call_id == call.id else result.replace(call_id=call.id)
 
         results = list(await asyncio.gather(*(one(c) for c in calls)))
-        return results, state.new
+        return results, capabilities.new
 
     def _remaining(self) -> float:
-        return max(0.0, self.deadline - asyncio.get_running_loop().time())
+        return max(0.0, self.state.deadline - asyncio.get_running_loop().time())
 
     def _overtime(self, doing: str) -> RunLimitError:
         return RunLimitError(
             f"the run took longer than its limit of {self.deps.limits.run_timeout:g} s "
             f"({doing}); raise it with RunLimits(run_timeout=...)"
         )
-
-
-def waiting_status(operations: Sequence[Operation]) -> RunStatus:
-    """The status of a run that waits on ``operations`` (an approval named first)."""
-    if any(o.kind == "approval" for o in operations):
-        return "waiting_for_approval"
-    return "waiting_for_connection"
-
-
-def requested(operation: Operation) -> Event:
-    """The event saying ``operation`` waits: for an approval, or for a connection."""
-    kind = ApprovalRequested if operation.kind == "approval" else ConnectionRequested
-    return kind(operation.to_json())
 
 
 def capped_reply(message: Mapping[str, Any], limit: int) -> Message:
@@ -457,7 +340,7 @@ def capped_reply(message: Mapping[str, Any], limit: int) -> Message:
         assistant["content"] = cap(content, limit)
     calls = []
     for call in assistant.get("tool_calls") or []:
-        arguments = _arguments(call)
+        arguments = call_arguments(call)
         if over(arguments, limit):
             dropped = json.dumps({"_dropped": f"{len(arguments)} characters of arguments"})
             call = {**call, "function": {**(call.get("function") or {}), "arguments": dropped}}
@@ -465,26 +348,3 @@ def capped_reply(message: Mapping[str, Any], limit: int) -> Message:
     if calls:
         assistant["tool_calls"] = calls
     return assistant
-
-
-async def _count(messages: list[Message]) -> list[int]:
-    """Each message's tokens; large messages are counted off the event loop."""
-    size = sum(
-        len(str(m.get("content") or ""))
-        + sum(len(_arguments(c)) for c in m.get("tool_calls") or [])
-        for m in messages
-    )
-    if size < 16_384:
-        return [count_message_tokens(m) for m in messages]
-    return await asyncio.to_thread(lambda: [count_message_tokens(m) for m in messages])
-
-
-def _name(call: Mapping[str, Any]) -> str:
-    return str((call.get("function") or {}).get("name") or "")
-
-
-def _arguments(call: Mapping[str, Any]) -> str:
-    value = (call.get("function") or {}).get("arguments")
-    if value is None:
-        return ""
-    return value if isinstance(value, str) else json.dumps(value)

@@ -1,23 +1,37 @@
-"""The connection check: a call whose credentials are missing waits for them.
+"""Connections: the check (a call whose credentials are missing waits) and the supply.
 
-Plugged into the runtime's wait hook (:class:`~oracle_core.run.waits.checks.WaitCheck`),
+The check is plugged into the runtime's wait hook (:class:`~oracle_core.run.calls.WaitCheck`),
 so it runs after the gate and argument validation, for tools that list connections only.
 When every credential the tool lists is set, they are put in the call's context (where
 ``ctx.credential(name)`` reads them) and the call runs; otherwise the call waits as a
 ``connection`` operation naming what is needed, never holding a value.
+
+The supply side finds what a credential settles: whichever way it arrives
+(``Oracle.supply_credential``, ``oracle connections set``, ``PUT
+/connections/{plugin}/{name}``, a plugin's own OAuth route), it is sealed and stored here,
+and :func:`~oracle_core.run.waits.settle.supply` moves each waiting operation from
+``pending`` to ``supplied`` by a compare-and-set and resumes it exactly once. A wait whose
+supplier died between that set and the resume is carried on by the next supply of the
+same credential (:func:`left_over`).
 """
 
 from __future__ import annotations
 
+import logging
 import shlex
+import time
 from typing import TYPE_CHECKING, Literal
 
 from oracle_core.authoring.secrets import Secret
-from oracle_core.credentials.sealed import Credentials
-from oracle_core.run.waits.checks import PreparedCall, Wait
+from oracle_core.credentials.sealed import Credentials, find_connection
+from oracle_core.run.calls import PreparedCall, Wait
 
 if TYPE_CHECKING:
-    from oracle_core.plugins.registry import BoundTool
+    from oracle_core.plugins.registry import BoundTool, Registry
+    from oracle_core.store.operations import OperationStore
+    from oracle_core.values.operations import Operation
+
+log = logging.getLogger("oracle_core.authoring.connections")
 
 
 class ConnectionCheck:
@@ -81,3 +95,58 @@ class ConnectionCheck:
                 "user_id": user_id if first.per_user else None,
             },
         )
+
+
+async def store_credential(
+    credentials: Credentials,
+    registry: Registry,
+    plugin: str,
+    name: str,
+    value: str | Secret,
+    user_id: str,
+) -> str:
+    """Seal and store a credential of a declared connection; returns its scope (``""``: shared).
+
+    Raises:
+        UnknownConnectionError: when no loaded plugin ``plugin`` declares ``name``.
+        InvalidCredentialError: for an empty, too long or multi-line value, or a bad user id.
+        SecretKeyError: when ``ORACLE_SECRET_KEY`` is missing or invalid (nothing is stored).
+    """
+    connection = find_connection(registry, plugin, name)
+    scope = await credentials.set(plugin, connection, value, user_id)
+    log.info(
+        "credential set: connection %r of plugin %r (%s)",
+        name,
+        plugin,
+        f"user {scope!r}" if scope else "shared",
+    )
+    return scope
+
+
+def waits_on(operation: Operation, plugin: str, name: str, scope: str) -> bool:
+    """Whether ``operation`` waits for this connection and scope (``""``: shared)."""
+    details = operation.details
+    return (
+        operation.kind == "connection"
+        and operation.plugin == plugin
+        and details.get("connection") == name
+        and (scope == "" or details.get("user_id") == scope)
+    )
+
+
+async def waiting(
+    store: OperationStore, plugin: str, name: str, scope: str, status: str
+) -> list[Operation]:
+    """The waits for this connection and scope in ``status`` (``pending``, ``supplied``)."""
+    found = await store.list_operations(kind="connection", status=status)
+    return [op for op in found if waits_on(op, plugin, name, scope)]
+
+
+def left_over(supplied: list[Operation], grace: float) -> list[Operation]:
+    """The supplied waits never carried on: their supplier died before resuming them.
+
+    ``grace`` (the lease time to live) keeps a supplier that is resuming one right now
+    out of the way; the resume's claim would keep the run to one resume anyway.
+    """
+    now = time.time()
+    return [op for op in supplied if op.resumed_at is None and op.updated_at < now - grace]

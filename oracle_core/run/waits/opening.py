@@ -1,6 +1,8 @@
 """What a new run does with its thread's operations as it opens.
 
-Three things, from one query of the thread's operations:
+The oracle hands :func:`open_operations` to the run loop in its
+:class:`~oracle_core.run.deps.RunDeps` (the loop knows it only as the protocol
+:class:`~oracle_core.run.opening.OpenOperations`). Three things, from one query of the thread's operations:
 
 - a thread whose run waits (a call of its last model response holds an operation not
   carried on yet) takes no new message: :class:`~oracle_core.ThreadWaitingError` names
@@ -17,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from oracle_core.errors import ThreadWaitingError
+from oracle_core.run.opening import unanswered_calls
 from oracle_core.run.waits.background import deliveries, delivery_messages
 from oracle_core.store.base import Checkpointer
 from oracle_core.values.messages import Message
@@ -43,18 +46,6 @@ class Opening:
         """Mark the handed-over operations carried on (after their messages were saved)."""
         for operation in self.delivered:
             await store.finish_operation(operation.id, owner, {"delivered": "thread"})
-
-
-def unanswered_calls(messages: Sequence[Message]) -> list[str]:
-    """Ids of the calls of the thread's last model response that have no tool message."""
-    answered: set[str] = set()
-    for message in reversed(messages):
-        if message.get("role") == "tool":
-            answered.add(str(message.get("tool_call_id")))
-            continue
-        calls = message.get("tool_calls") or []
-        return [str(c.get("id")) for c in calls if str(c.get("id")) not in answered]
-    return []
 
 
 def how_to_settle(operation: Operation) -> str:

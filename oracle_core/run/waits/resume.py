@@ -1,7 +1,8 @@
-"""A run carried on from a settled wait, exactly once.
+"""Resuming: a run whose first step answers its settled operation, exactly once.
 
-:class:`ResumedRun` is the waiting run itself, continued: it takes the thread's lock and
-lease like any run (with a lease owner of its own, so two resumers never share one), then
+A resumed run is an ordinary :class:`~oracle_core.run.loop.Run` of the waiting run's
+state with :class:`ResumeStep` as its first step. It takes the thread's lock and lease
+like any run (with a lease owner of its own, so two resumers never share one), then
 claims the operation in the store. Only the claimer goes on; anyone else stops before
 touching the thread. The claimer then answers the call that waited:
 
@@ -27,8 +28,10 @@ from typing import Any
 
 from oracle_core.errors import ThreadBusyError
 from oracle_core.run.deps import RunDeps
-from oracle_core.run.loop import Run, new_run_id, requested, waiting_status
-from oracle_core.run.waits.opening import unanswered_calls
+from oracle_core.run.loop import Run
+from oracle_core.run.opening import unanswered_calls
+from oracle_core.run.saving import finish_step, interrupted_results, requested, save, waiting_status
+from oracle_core.run.state import RunState, new_run_id
 from oracle_core.values.events import Event, OperationUpdated, ToolResultEvent
 from oracle_core.values.messages import ToolCall, ToolResult
 from oracle_core.values.operations import RUNNABLE_STATUSES, Operation
@@ -55,74 +58,93 @@ def declined(operation: Operation) -> str:
     return json.dumps({"error": text}, ensure_ascii=False)
 
 
-class ResumedRun(Run):
-    """The waiting run of ``operation``, carried on once its wait is settled.
+def resumed_state(operation: Operation, *, stream: bool = False) -> RunState:
+    """The state the waiting run of ``operation`` is carried on from (read on opening)."""
+    return RunState(
+        RunRecord(id=operation.run_id, thread_id=operation.thread_id),
+        f"{operation.run_id}:{new_run_id()}",  # a lease owner unique per resume attempt
+        user_id=operation.user_id,
+        stream=stream,
+    )
+
+
+def resumed_run(deps: RunDeps, operation: Operation, *, stream: bool = False) -> Run:
+    """The waiting run of ``operation`` (settled: any status but open), to carry on once.
+
+    An ordinary :class:`~oracle_core.run.loop.Run` whose first step is a
+    :class:`ResumeStep` (``run.first``), which says afterwards whether it was claimed.
+    """
+    return Run(deps, resumed_state(operation, stream=stream), ResumeStep(operation))
+
+
+class ResumeStep:
+    """The first step of a resumed run: claim the settled operation, answer its call.
 
     Args:
-        deps: what runs use.
         operation: the settled operation (any status but open).
-        stream: yield the model's text as it arrives.
+
+    Attributes:
+        claimed: the operation as this caller claimed it (``None``: not claimed).
+        not_claimed: another caller carries it on (or did): nothing was touched.
     """
 
-    def __init__(self, deps: RunDeps, operation: Operation, *, stream: bool = True) -> None:
-        super().__init__(deps, operation.thread_id, "", user_id=operation.user_id, stream=stream)
+    def __init__(self, operation: Operation) -> None:
         self.operation = operation
-        self.record = RunRecord(id=operation.run_id, thread_id=operation.thread_id)
-        self.owner = f"{operation.run_id}:{new_run_id()}"  # unique per resume attempt
         self.claimed: Operation | None = None
-        self.not_claimed = False  # another caller carries it on (or did): nothing was touched
+        self.not_claimed = False
 
-    async def _open(self) -> None:
-        store = self.deps.store
-        state = await store.load(self.thread_id)
-        self.messages, self.tokens = list(state.messages), list(state.message_tokens)
-        self.message_tokens = sum(self.tokens)
-        self.loaded = list(state.loaded_plugins)
-        saved = next((r for r in state.runs if r.id == self.operation.run_id), None)
-        if saved is not None:
-            self.record = saved
-        self.operations = True
-        self.claimed = await store.claim_operation(self.operation.id, self.owner)
+    @property
+    def public(self) -> bool:
+        """Followers see the run once this caller claimed it (never a loser's stop)."""
+        return self.claimed is not None
+
+    async def open(self, deps: RunDeps, state: RunState) -> None:
+        """Read the whole thread and the waiting run's record, then claim the operation.
+
+        Raises:
+            NotClaimedError: when another caller holds the claim (or carried it on).
+        """
+        store = deps.store
+        saved = await store.load(state.thread_id)
+        state.read(list(saved.messages), list(saved.message_tokens), list(saved.loaded_plugins))
+        record = next((r for r in saved.runs if r.id == self.operation.run_id), None)
+        if record is not None:
+            state.record = record
+        state.operations = True
+        self.claimed = await store.claim_operation(self.operation.id, state.owner)
         if self.claimed is None:
             self.not_claimed = True
             raise NotClaimedError(
                 f"operation {self.operation.id} is carried on by another caller, or was already"
             )
         self.operation = self.claimed
-        self.record.status, self.record.error = "running", None
+        state.record.status, state.record.error = "running", None
 
-    async def _steps(self) -> AsyncIterator[Event]:
-        try:
-            async for event in self._resumed_steps():
-                yield event
-        except Exception as error:
-            await self._finish("failed", str(error))
-            raise
-        await self._finish(self.record.status, self.record.error)
-
-    async def _finish(self, status: str, error: str | None) -> None:
+    async def close(self, deps: RunDeps, state: RunState, failure: str | None) -> None:
+        """Mark the operation carried on, with the run's outcome (still holding the lease)."""
         outcome: dict[str, Any] = {
-            "run_id": self.record.id,
-            "thread_id": self.thread_id,
-            "status": status,
-            "answer": self.answer,
-            "error": error,
-            "usage": self.record.usage.as_dict(),
-            "operations": [o.to_json() for o in self.waiting],
+            "run_id": state.record.id,
+            "thread_id": state.thread_id,
+            "status": "failed" if failure is not None else state.record.status,
+            "answer": state.answer,
+            "error": failure if failure is not None else state.record.error,
+            "usage": state.record.usage.as_dict(),
+            "operations": [o.to_json() for o in state.waiting],
         }
-        await self.deps.store.finish_operation(self.operation.id, self.owner, outcome)
+        await deps.store.finish_operation(self.operation.id, state.owner, outcome)
 
-    async def _resumed_steps(self) -> AsyncIterator[Event]:
+    async def answer(self, deps: RunDeps, state: RunState) -> AsyncIterator[Event]:
+        """Answer the call that waited; the run goes on to the model only if nothing waits."""
         operation = self.operation
-        unanswered = unanswered_calls(self.messages)
+        unanswered = unanswered_calls(state.messages)
         if operation.call_id in unanswered:
-            result = await self._answer(operation)
+            result = await self._answer(deps, state)
             if result.operation is not None and result.operation.status == "pending":
                 # The approved call now waits for something else (a connection).
-                async for event in self._finish_step([result]):
+                async for event in finish_step(deps, state, [result]):
                     yield event
                 return
-            await self._save([result.message()], result.loaded)
+            await save(deps, state, [result.message()], result.loaded)
             yield ToolResultEvent(
                 result.call_id, result.name, result.content, result.is_error, result.refused
             )
@@ -130,34 +152,35 @@ class ResumedRun(Run):
                 yield OperationUpdated(result.operation.to_json())
         yield OperationUpdated(operation.to_json())
         if operation.status == "cancelled":
-            self.record.status = "cancelled"
-            await self._save([])
+            state.record.status = "cancelled"
+            await save(deps, state, [])
             return
-        others = await self._still_waiting(unanswered)
+        others = await self._still_waiting(deps, state, unanswered)
         if others:
-            self.waiting = others
-            self.record.status = waiting_status(others)
-            await self._save([])
+            state.waiting = others
+            state.record.status = waiting_status(others)
+            await save(deps, state, [])
             for other in others:
                 yield requested(other)
             return
-        filled = self._interrupted_results()  # calls of the response that hold no operation
+        filled = interrupted_results(state.messages)  # calls of the response without an operation
         if filled:
-            await self._save(filled)
-        async for event in super()._steps():
-            yield event
+            await save(deps, state, filled)
 
-    async def _still_waiting(self, unanswered: list[str]) -> list[Operation]:
+    async def _still_waiting(
+        self, deps: RunDeps, state: RunState, unanswered: list[str]
+    ) -> list[Operation]:
         """The other operations of this run whose calls still wait (open ones only)."""
         pending = set(unanswered) - {self.operation.call_id}
         if not pending:
             return []
-        found = await self.deps.store.list_operations(thread_id=self.thread_id)
-        mine = [o for o in found if o.run_id == self.record.id and o.call_id in pending]
+        found = await deps.store.list_operations(thread_id=state.thread_id)
+        mine = [o for o in found if o.run_id == state.record.id and o.call_id in pending]
         return [o for o in mine if o.kind != "background" and o.resumed_at is None]
 
-    async def _answer(self, operation: Operation) -> ToolResult:
+    async def _answer(self, deps: RunDeps, state: RunState) -> ToolResult:
         """The tool result that answers the waiting call."""
+        operation = self.operation
         if operation.status not in RUNNABLE_STATUSES:
             return ToolResult(operation.call_id, operation.tool, declined(operation), is_error=True)
         if operation.claims > 1:
@@ -167,19 +190,19 @@ class ResumedRun(Run):
             id=operation.call_id,
             name=operation.tool,
             arguments=operation.arguments,  # the saved call: never the thread's copy
-            thread_id=self.thread_id,
-            run_id=self.record.id,
-            loaded=tuple(self.loaded),
+            thread_id=state.thread_id,
+            run_id=state.record.id,
+            loaded=tuple(state.loaded),
             user_id=operation.user_id,
         )
         satisfied = frozenset(operation.details.get("satisfied") or ()) | {operation.kind}
         # A connection is asked again: that check puts the credentials in the call's context,
         # and a second missing one (or one deleted meanwhile) must wait again, not fail.
         satisfied -= {"connection"}
-        result = await self.deps.executor.execute(
+        result = await deps.executor.execute(
             call,
-            list(self.loaded),
-            self.deps.middleware.notify,
+            list(state.loaded),
+            deps.middleware.notify,
             satisfied=satisfied,
             digest=operation.digest,
         )

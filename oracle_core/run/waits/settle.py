@@ -1,23 +1,30 @@
-"""Deciding, cancelling and resuming operations: what the facade's methods do.
+"""Settling a wait, in one shape: decide, supply or cancel, then resume exactly once.
 
 Every function works over a :class:`~oracle_core.run.deps.RunDeps` (the oracle is never
-seen). A decision is one compare-and-set in the store (``pending`` to ``approved`` or
-``denied``): the same decision again finds its own status and goes on to the resume, which
-answers with the first outcome; a different one raises
+seen), and each settles the same way: one compare-and-set in the store moves the wait
+from ``pending`` (to ``approved`` or ``denied``, ``supplied``, ``cancelled``), and then
+:func:`resume` carries its run on. The same settlement again finds its own status and goes
+on to the resume, which answers with the first outcome; a different one raises
 :class:`~oracle_core.DecisionConflictError`. The resume is claimed by exactly one caller
-(:class:`~oracle_core.run.waits.resume.ResumedRun`); a caller that loses the claim waits
-for the thread (the winner holds its lease while it works) and answers with the outcome
-the winner saved.
+(:class:`~oracle_core.run.waits.resume.ResumeStep`, the resumed run's first step); a
+caller that loses the claim waits for the thread (the winner holds its lease while it
+works) and answers with the outcome the winner saved.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
+from oracle_core.authoring.secrets import Secret
+from oracle_core.credentials.sealed import Credentials
 from oracle_core.errors import DecisionConflictError, OperationError, OperationNotFoundError
+from oracle_core.plugins.registry import Registry
 from oracle_core.run.deps import RunDeps
-from oracle_core.run.waits.resume import ResumedRun
+from oracle_core.run.loop import Run
+from oracle_core.run.waits import connections
+from oracle_core.run.waits.resume import ResumeStep, resumed_state
+from oracle_core.store.operations import OperationStore
 from oracle_core.values.messages import Usage
 from oracle_core.values.operations import RUNNABLE_STATUSES, Operation
 from oracle_core.values.result import RunResult
@@ -108,6 +115,50 @@ async def decide(
     return await resume(deps, operation.id)
 
 
+async def supply(
+    credentials: Credentials,
+    registry: Registry,
+    running: Callable[[], Awaitable[RunDeps]],
+    plugin: str,
+    name: str,
+    value: str | Secret,
+    *,
+    operations: OperationStore,
+    user_id: str,
+    grace: float,
+) -> list[RunResult]:
+    """Store a credential and resume every run waiting on it, each exactly once.
+
+    ``operations`` is the store the waits are kept in (the checkpointer, beside the
+    credentials).
+
+    Storing a credential starts nothing: ``running`` (which starts the oracle) is asked
+    for the deps only when a run is to resume. Only the caller whose compare-and-set moved
+    a wait to ``supplied`` resumes it, so two supplies, two processes or a retry never run
+    the waiting call twice; a wait supplied more than ``grace`` seconds (the lease time to
+    live) ago and never resumed lost its supplier, and is resumed here.
+
+    Raises:
+        UnknownConnectionError: when no loaded plugin ``plugin`` declares ``name``.
+        InvalidCredentialError: for an empty, too long or multi-line value, or a bad user id.
+        SecretKeyError: when ``ORACLE_SECRET_KEY`` is missing or invalid (nothing is stored).
+    """
+    scope = await connections.store_credential(credentials, registry, plugin, name, value, user_id)
+    store = operations
+    results: list[RunResult] = []
+    for operation in await connections.waiting(store, plugin, name, scope, "pending"):
+        _, changed = await store.update_operation(
+            operation.id, expect={"pending"}, status="supplied"
+        )
+        if changed:  # this caller won the compare-and-set: it alone resumes the run
+            results.append(await resume(await running(), operation.id))
+    supplied = await connections.waiting(store, plugin, name, scope, "supplied")
+    for operation in connections.left_over(supplied, grace):
+        connections.log.warning("resuming %s, supplied earlier but never resumed", operation.id)
+        results.append(await resume(await running(), operation.id))
+    return results
+
+
 async def resume(deps: RunDeps, operation_id: str, *, stream: bool = False) -> RunResult:
     """Carry a settled operation's run on, exactly once; again: the first outcome.
 
@@ -126,15 +177,11 @@ async def resume(deps: RunDeps, operation_id: str, *, stream: bool = False) -> R
             )
         if operation.status in RUNNABLE_STATUSES:
             check_tool(deps, operation)
-        run = ResumedRun(deps, operation, stream=stream)
-        events = []
-        channel = deps.store.events  # followers of the thread see the resumed run too
-        async for event in run.events():
-            if run.claimed is not None:
-                channel.publish(operation.thread_id, event)
-            events.append(event)
+        step = ResumeStep(operation)
+        run = Run(deps, resumed_state(operation, stream=stream), step)
+        events = [event async for event in run.events()]  # the run tells the followers
         result = RunResult.from_events(operation.thread_id, events)
-        if run.claimed is not None or not run.not_claimed:
+        if step.claimed is not None or not step.not_claimed:
             return result  # resumed; or e.g. the thread stayed busy: the decision stands
     operation = await get(deps, operation_id)
     if operation.outcome is not None:

@@ -1,0 +1,208 @@
+"""Assembling an oracle: its plugins, its surface, its wait checks, its run deps.
+
+The :class:`~oracle_core.Oracle` calls these as it is built and as it starts; each is a
+plain function of what it is given, so the facade keeps only its lifecycle and delegations.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from typing import Any
+
+import pluggy
+
+from oracle_core.authoring.host import OracleHandle, PluginHost, PluginStates
+from oracle_core.capabilities.state import Capabilities
+from oracle_core.capabilities.surface import (
+    Catalog,
+    Specialist,
+    Surface,
+    specialist_tools,
+    surface_from_config,
+)
+from oracle_core.credentials.sealed import Credentials
+from oracle_core.errors import PluginLoadError, StrictPluginError, SurfaceError
+from oracle_core.models.base import Model
+from oracle_core.plugins.discovery import find_entry_points, select
+from oracle_core.plugins.loader import Candidate, assemble, source_for_object
+from oracle_core.plugins.mcp.assembly import add_mcp_servers, split_servers
+from oracle_core.plugins.registry import Plugin, Registry
+from oracle_core.run.calls import WaitCheck
+from oracle_core.run.chain import MiddlewareChain
+from oracle_core.run.deps import RunDeps
+from oracle_core.run.executor import ToolExecutor
+from oracle_core.run.locks import ThreadLocks
+from oracle_core.run.pool import SyncToolPool
+from oracle_core.run.requests import RequestBuilder
+from oracle_core.run.threads import ThreadCache
+from oracle_core.run.waits.approvals import ApprovalCheck, ApprovalPolicy
+from oracle_core.run.waits.background import BackgroundWork
+from oracle_core.run.waits.connections import ConnectionCheck
+from oracle_core.run.waits.opening import open_operations
+from oracle_core.settings import Settings
+from oracle_core.store.base import Checkpointer
+from oracle_core.values.limits import RunLimits
+
+
+def assemble_plugins(
+    settings: Settings,
+    states: PluginStates,
+    manager: pluggy.PluginManager,
+    plugins: Sequence[Any],
+    entry_points: bool,
+    path: Sequence[str] | None,
+) -> Registry:
+    """Import, register and validate the plugins given and (``entry_points``) installed.
+
+    Raises:
+        StrictPluginError: when ``settings.strict`` is set and any plugin failed.
+    """
+    plugins, servers = split_servers(plugins)
+    candidates = [Candidate(source_for_object(obj), obj) for obj in plugins]
+    early: list[PluginLoadError] = []
+    if entry_points:
+        sources, missing = select(
+            find_entry_points(path), settings.load_plugins, settings.disable_plugins
+        )
+        candidates += [Candidate(source) for source in sources]
+        early += [
+            PluginLoadError(
+                f"ORACLE_LOAD_PLUGINS names {name!r}, but no installed plugin or distribution "
+                "has that name: check the spelling, or pip install it",
+                plugin=name,
+            )
+            for name in missing
+        ]
+    host = PluginHost(settings, states)
+    registry = assemble(candidates, manager=manager, host=host, failures=early)
+    registry = add_mcp_servers(registry, manager=manager, host=host, code=servers)
+    if settings.strict and registry.failures:
+        raise StrictPluginError(list(registry.failures))
+    return registry
+
+
+def choose_surface(surface: Surface | None, settings: Settings, registry: Registry) -> Surface:
+    """The surface given, else ``[surface]`` of ``oracle.toml``; checked against the plugins.
+
+    Raises:
+        SurfaceError: for anything but a catalog or a specialist naming tools it has.
+    """
+    if surface is None:
+        source = f"[surface] in {settings.config_path}"
+        surface = surface_from_config(settings.surface_config(), registry, source=source)
+    if not isinstance(surface, Catalog | Specialist):
+        raise SurfaceError(
+            f"Oracle(surface=...) takes Catalog() or Specialist(tools=[...]), not "
+            f"{type(surface).__name__}"
+        )
+    if isinstance(surface, Specialist):
+        specialist_tools(surface, registry)  # fails now, not on the first run
+    return surface
+
+
+def chosen_limits(limits: RunLimits, **chosen: Any) -> RunLimits:
+    """``limits`` with the limits given one by one (``max_steps=...``; ``None``: not given)."""
+    return dataclasses.replace(limits, **{k: v for k, v in chosen.items() if v is not None})
+
+
+def choose_model(model: str | None, settings: Settings) -> Model:
+    """The model of a model string (``settings.model`` when none), else the demo model.
+
+    A model string picks its client (:func:`~oracle_core.models.openai.model_for`): the
+    openai SDK for ``openai/...`` strings, litellm for the rest. Imported here, on first
+    use, so building an oracle imports neither.
+    """
+    name = model or settings.model
+    if name:
+        from oracle_core.models.openai import model_for
+
+        return model_for(
+            name, api_base=settings.api_base, api_key=settings.api_key, env=settings.env
+        )
+    from oracle_core.models.demo import DemoModel
+
+    return DemoModel()
+
+
+def wait_checks(settings: Settings, credentials: Credentials) -> list[WaitCheck]:
+    """The wait hook's checks, asked in order about every call (docs/waits.md)."""
+    source = f"[approvals] in {settings.config_path}"
+    policy = ApprovalPolicy.from_config(settings.approvals_config(), source)
+    return [ApprovalCheck(policy), ConnectionCheck(credentials)]
+
+
+def tool_executor(
+    registry: Registry,
+    limits: RunLimits,
+    oracle: OracleHandle,
+    pool: SyncToolPool,
+    credentials: Credentials,
+    background: BackgroundWork,
+) -> ToolExecutor:
+    """The tool executor of ``registry``: wait checks, background calls, capability state."""
+    settings = oracle.settings
+    return ToolExecutor(
+        registry,
+        limits,
+        oracle,
+        pool,
+        waits=wait_checks(settings, credentials),
+        background=background,
+        capabilities=Capabilities(registry, settings=settings, operations=background),
+    )
+
+
+def build_deps(
+    model: Model,
+    store: Checkpointer,
+    requests: RequestBuilder,
+    executor: ToolExecutor,
+    limits: RunLimits,
+    locks: ThreadLocks,
+) -> RunDeps:
+    """What runs use, with the waits' opening step handed to the loop."""
+    return RunDeps(
+        model=model,
+        store=store,
+        requests=requests,
+        executor=executor,
+        middleware=MiddlewareChain(requests.registry.middleware()),
+        limits=limits,
+        locks=locks,
+        threads=ThreadCache(),
+        open_operations=open_operations,
+    )
+
+
+def with_registry(deps: RunDeps, requests: RequestBuilder) -> RunDeps:
+    """``deps`` for the registry of ``requests`` (a plugin replaced), the rest kept."""
+    old, registry = deps.executor, requests.registry
+    executor = ToolExecutor(
+        registry,
+        deps.limits,
+        old.oracle,
+        old.pool,
+        waits=old.waits,
+        background=old.background,
+        capabilities=Capabilities(
+            registry, settings=old.capabilities.settings, operations=old.capabilities.operations
+        ),
+    )
+    middleware = MiddlewareChain(registry.middleware())
+    return dataclasses.replace(deps, requests=requests, executor=executor, middleware=middleware)
+
+
+def replaced(registry: Registry, plugin: Plugin) -> Registry:
+    """``registry`` with ``plugin`` in the place of the plugin of the same name.
+
+    Raises:
+        KeyError: when it has no plugin called ``plugin.name``.
+    """
+    if plugin.name not in registry:
+        raise KeyError(f"the oracle has no plugin {plugin.name!r} to replace")
+    return Registry(
+        plugins={n: plugin if n == plugin.name else p for n, p in registry.plugins.items()},
+        failures=registry.failures,
+        warnings=registry.warnings,
+    )
