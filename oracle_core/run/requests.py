@@ -18,7 +18,7 @@ from oracle_core.capabilities.meta_tools import GET_OPERATION_TOOL, META_TOOLS
 from oracle_core.capabilities.prompt import system_prompt, tier1_block
 from oracle_core.capabilities.surface import Surface
 from oracle_core.plugins.registry import Registry
-from oracle_core.values.messages import ModelRequest, RequestTool, ToolCall, ToolResult
+from oracle_core.values.messages import ModelRequest, RequestTool
 from oracle_core.values.tokens import count_json_tokens, count_message_tokens, count_tokens
 
 _META = (*META_TOOLS, GET_OPERATION_TOOL)
@@ -83,10 +83,6 @@ class RequestBuilder:
             tools=self.gate.tools(loaded, operations=operations),
             user_id=user_id,
         )
-
-    def refused(self, call: ToolCall, loaded: Sequence[str]) -> ToolResult:
-        """The result of a call the gate does not let run, worded for this surface."""
-        return self.gate.refused(call, loaded)
 
     def schema_tokens(self, tool: RequestTool) -> int:
         """Tokens of one tool's OpenAI definition (counted once per tool)."""

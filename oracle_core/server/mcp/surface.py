@@ -2,10 +2,10 @@
 and calls that pass through the gate exactly as a model's do.
 
 The tool list is the one the oracle would send the model on this thread's next call
-(:meth:`~oracle_core.run.requests.RequestBuilder.tools_for`: the meta-tools and the tools
-the capability gate shows for the thread's loaded plugins). A call is checked against that
-list before any middleware sees it, and again after a middleware changed it, with the run
-loop's own refusal; an allowed call runs through the middleware chain and the tool
+(:meth:`~oracle_core.capabilities.gate.Gate.tools`: the meta-tools and the tools the
+capability gate shows for the thread's loaded plugins). A call is checked against that list
+by the gate before any middleware sees it, and again after a middleware changed it, as in a
+run; an allowed call runs through the middleware chain and the tool
 executor, as in a run. A ``load_capability`` call is saved to the thread like a model's.
 """
 
@@ -42,7 +42,7 @@ class ThreadSurface:
         """What the gate shows on this thread now (meta-tools first, then plugin tools)."""
         deps = await self.oracle.run_deps()
         state = await deps.store.load(self.thread_id)
-        return deps.requests.tools_for(state.loaded_plugins)
+        return deps.requests.gate.tools(state.loaded_plugins)
 
     async def call(self, name: str, arguments: Mapping[str, Any] | None) -> ToolResult:
         """Run one call the way the run loop runs a model's, the gate first.
@@ -53,8 +53,9 @@ class ThreadSurface:
         """
         deps = await self.oracle.run_deps()
         state = await deps.store.load(self.thread_id)
-        loaded = list(state.loaded_plugins)
-        allowed = frozenset(t.name for t in deps.requests.tools_for(loaded))
+        gate = deps.requests.gate
+        capabilities = deps.executor.capabilities.state(state.loaded_plugins)
+        allowed = gate.shown(gate.tools(capabilities.loaded))
         try:
             text = json.dumps(dict(arguments or {}), ensure_ascii=False)
         except (TypeError, ValueError):
@@ -65,28 +66,31 @@ class ThreadSurface:
             arguments=text,
             thread_id=self.thread_id,
             run_id=f"mcp_{uuid.uuid4().hex[:16]}",
-            loaded=tuple(loaded),
+            loaded=capabilities.loaded,
             user_id=self.user_id,
         )
         chain = deps.middleware
-        refuse_call = deps.requests.refused  # worded for the surface (catalog, specialist)
 
         async def execute(changed: ToolCall) -> ToolResult:
-            if changed.name not in allowed:  # a middleware changed the call
-                return refuse_call(changed, loaded)
-            return await deps.executor.execute(changed, loaded, chain.notify)
+            # Asked again: a middleware may have changed the call in wrap_tool_call.
+            refusal = allowed.check(changed, capabilities.loaded)
+            if refusal is not None:
+                return refusal
+            return await deps.executor.execute(changed, capabilities, chain.notify)
 
-        first = None if call.name in allowed else refuse_call(call, loaded)
+        first = allowed.check(call, capabilities.loaded)
 
         def refuse(seen: ToolCall) -> ToolResult | None:
-            return first or (None if seen.name in allowed else refuse_call(seen, loaded))
+            return first or allowed.check(seen, capabilities.loaded)
 
         try:
             result = await chain.run_tool(call, chain.wrap_tool(execute), refuse)
         except Exception as error:  # a middleware raised
             result = error_result(call, "the call failed inside the oracle", error)
-        if result.loaded:
-            await deps.store.append(self.thread_id, base=len(state.messages), loaded=result.loaded)
+        if capabilities.new:
+            await deps.store.append(
+                self.thread_id, base=len(state.messages), loaded=capabilities.new
+            )
         return _unwaiting(result)
 
 
