@@ -23,10 +23,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from oracle_core.authoring.tools.tool import Tool
-from oracle_core.capabilities.finding import search_capabilities
-from oracle_core.capabilities.listing import list_capabilities
-from oracle_core.capabilities.loading import load_capability
 from oracle_core.capabilities.meta_tools import GET_OPERATION_TOOL, META_TOOLS
+from oracle_core.capabilities.meta_tools.finding import search_capabilities
+from oracle_core.capabilities.meta_tools.listing import list_capabilities
+from oracle_core.capabilities.meta_tools.loading import load_capability
 from oracle_core.plugins.core_tools import CoreTool
 from oracle_core.plugins.registry import BoundTool, Registry
 from oracle_core.settings import DEFAULT_LIST_LIMIT

@@ -20,12 +20,12 @@ from types import ModuleType
 from typing import Any
 
 GUARDED_MODULES = (
-    "oracle_core.capabilities.finding",
+    "oracle_core.capabilities.meta_tools.finding",
     "oracle_core.capabilities.gate",
-    "oracle_core.capabilities.listing",
-    "oracle_core.capabilities.loading",
+    "oracle_core.capabilities.meta_tools.listing",
+    "oracle_core.capabilities.meta_tools.loading",
     "oracle_core.capabilities.meta_tools",
-    "oracle_core.capabilities.results",
+    "oracle_core.capabilities.meta_tools.results",
     "oracle_core.capabilities.state",
     "oracle_core.plugins.core_tools",
     "oracle_core.run.calls",

@@ -26,7 +26,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from oracle_core.capabilities.results import echo
+from oracle_core.capabilities.meta_tools.results import echo
 from oracle_core.errors import OperationNotFoundError, ToolError
 from oracle_core.plugins.core_tools import GET_OPERATION
 from oracle_core.run.calls import PreparedCall

@@ -12,7 +12,14 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from oracle_core.capabilities.results import RESULT_TOKEN_BUDGET, about, dumps, error, fits, short
+from oracle_core.capabilities.meta_tools.results import (
+    RESULT_TOKEN_BUDGET,
+    about,
+    dumps,
+    error,
+    fits,
+    short,
+)
 from oracle_core.plugins.registry import Plugin, Registry
 from oracle_core.values.tokens import count_tokens
 

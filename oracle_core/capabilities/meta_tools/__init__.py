@@ -4,10 +4,10 @@
 Their schemas are deliberately tiny (the three together at most 130 tokens, o200k) because
 they are sent on every model call, and every result is bounded (at most
 :data:`RESULT_TOKEN_BUDGET` tokens) whatever the size of the catalog: past the listing
-limit ``list_capabilities`` shows categories (:mod:`~oracle_core.capabilities.listing`),
-``load_capability`` loads at most :data:`MAX_LOAD_NAMES` (:mod:`~oracle_core.capabilities.loading`)
+limit ``list_capabilities`` shows categories (:mod:`~oracle_core.capabilities.meta_tools.listing`),
+``load_capability`` loads at most :data:`MAX_LOAD_NAMES` (:mod:`~oracle_core.capabilities.meta_tools.loading`)
 and ``search_capabilities`` returns at most six candidates a query
-(:mod:`~oracle_core.capabilities.finding`). What runs them over a run's capabilities is
+(:mod:`~oracle_core.capabilities.meta_tools.finding`). What runs them over a run's capabilities is
 :mod:`oracle_core.capabilities.state`.
 """
 
@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from oracle_core.authoring.tools.tool import Tool
-from oracle_core.capabilities.finding import (
+from oracle_core.capabilities.meta_tools.finding import (
     MAX_QUERIES,
     MAX_QUERY_CHARS,
     NO_FIT_NOTE,
@@ -26,9 +26,9 @@ from oracle_core.capabilities.finding import (
     search_queries,
     search_results,
 )
-from oracle_core.capabilities.listing import UNCATEGORIZED, list_capabilities
-from oracle_core.capabilities.loading import MAX_LOAD_NAMES, LoadOutcome, load_capability
-from oracle_core.capabilities.results import RESULT_TOKEN_BUDGET, echo
+from oracle_core.capabilities.meta_tools.listing import UNCATEGORIZED, list_capabilities
+from oracle_core.capabilities.meta_tools.loading import MAX_LOAD_NAMES, LoadOutcome, load_capability
+from oracle_core.capabilities.meta_tools.results import RESULT_TOKEN_BUDGET, echo
 from oracle_core.plugins.core_tools import (
     GET_OPERATION,
     LIST_CAPABILITIES,

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from oracle_core.capabilities.results import dumps, echo, error, fits
+from oracle_core.capabilities.meta_tools.results import dumps, echo, error, fits
 from oracle_core.plugins.registry import Plugin, Registry
 
 MAX_LOAD_NAMES = 8

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from oracle_core.capabilities.results import about, dumps, error, fits
+from oracle_core.capabilities.meta_tools.results import about, dumps, error, fits
 
 if TYPE_CHECKING:
     from oracle_core.capabilities.search import Candidate, CapabilitySearch
