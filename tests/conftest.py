@@ -91,3 +91,15 @@ async def connect(
     yield connect
     for store in opened:
         await store.close()
+
+
+@pytest.fixture
+def log(tmp_path: Path) -> Path:
+    """Where a counting tool writes one line a call (tests/waits_support.py)."""
+    return tmp_path / "executions.log"
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Path:
+    """A SQLite store's file in the test's own folder."""
+    return tmp_path / "oracle.db"

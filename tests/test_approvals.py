@@ -42,16 +42,6 @@ def ping() -> str:
     return "pong"
 
 
-@pytest.fixture
-def log(tmp_path: Path) -> Path:
-    return tmp_path / "executions.log"
-
-
-@pytest.fixture
-def db(tmp_path: Path) -> Path:
-    return tmp_path / "oracle.db"
-
-
 async def waiting(oracle: Any, thread: str = "t") -> Any:
     """Run one turn that must stop to wait; its result."""
     result = await oracle.run(thread, "please delete a.txt")

@@ -32,11 +32,6 @@ from oracle_core.run.waits.background import CLOSED_ERROR
 from oracle_core.values.tokens import count_json_tokens
 
 
-@pytest.fixture
-def db(tmp_path: Path) -> Path:
-    return tmp_path / "oracle.db"
-
-
 class Gate:
     """An async background tool that works until released (or cancelled)."""
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import pytest
 from waits_support import (
     CallsThenText,
     Kit,
@@ -21,16 +20,6 @@ from oracle_core.run.state import RunState
 from oracle_core.run.turn import NewTurn
 from oracle_core.run.waits.resume import ResumeStep, resumed_run
 from oracle_core.values.events import Event, OperationUpdated, RunFinished, ToolResultEvent
-
-
-@pytest.fixture
-def log(tmp_path: Path) -> Path:
-    return tmp_path / "executions.log"
-
-
-@pytest.fixture
-def db(tmp_path: Path) -> Path:
-    return tmp_path / "oracle.db"
 
 
 def test_a_new_runs_state_holds_the_lease_under_its_own_run_id() -> None:

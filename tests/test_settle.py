@@ -33,16 +33,6 @@ from oracle_core.oracle import Oracle
 from oracle_core.run.waits import settle
 
 
-@pytest.fixture
-def log(tmp_path: Path) -> Path:
-    return tmp_path / "executions.log"
-
-
-@pytest.fixture
-def db(tmp_path: Path) -> Path:
-    return tmp_path / "oracle.db"
-
-
 async def waiting_operation(oracle: Oracle) -> Any:
     """Run a turn that waits for an approval; its one operation."""
     result = await oracle.run("t", "please delete a.txt")
