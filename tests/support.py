@@ -14,6 +14,9 @@ from typing import Any
 import pytest
 
 from oracle_core import Middleware, Oracle, PluginManifest, Settings, Tool, hookimpl
+from oracle_core.authoring.manifest import Visibility
+from oracle_core.plugins.discovery import PluginSource
+from oracle_core.plugins.registry import Plugin
 from oracle_core.testing.distributions import write_distribution
 
 
@@ -232,3 +235,11 @@ def spawning(script: Path, *, wait: float, cwd: Path | None = None) -> Iterator[
             if child.poll() is None:
                 child.kill()
             child.communicate(timeout=wait)
+
+
+def make_plugin(name: str, *tools: Tool, visibility: Visibility = "on-demand") -> Plugin:
+    """An assembled plugin of ``tools``, as the loader would make it, without entry points."""
+    manifest = PluginManifest(
+        name=name, summary=f"The {name} plugin.", when_to_use=["w"], visibility=visibility
+    )
+    return Plugin(manifest, PluginSource(name=name), list(tools))

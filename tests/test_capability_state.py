@@ -8,8 +8,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pytest
+from support import make_plugin
 
-from oracle_core.authoring.manifest import PluginManifest, Visibility
 from oracle_core.authoring.tools.decorator import tool
 from oracle_core.authoring.tools.tool import Tool
 from oracle_core.capabilities.meta_tools import GET_OPERATION_TOOL, META_TOOLS, NO_FIT_NOTE
@@ -22,8 +22,7 @@ from oracle_core.plugins.core_tools import (
     META_TOOL_NAMES,
     SEARCH_CAPABILITIES,
 )
-from oracle_core.plugins.discovery import PluginSource
-from oracle_core.plugins.registry import BoundTool, Plugin, Registry
+from oracle_core.plugins.registry import BoundTool, Registry
 from oracle_core.run.executor import ToolExecutor
 from oracle_core.values.limits import RunLimits
 from oracle_core.values.messages import ToolCall, ToolResult
@@ -36,13 +35,6 @@ def _forecast(city: str = "Paris") -> str:
 
 def make_tool(name: str) -> Tool:
     return tool(name=name)(_forecast)
-
-
-def make_plugin(name: str, *tools: Tool, visibility: Visibility = "on-demand") -> Plugin:
-    manifest = PluginManifest(
-        name=name, summary=f"The {name} plugin.", when_to_use=["w"], visibility=visibility
-    )
-    return Plugin(manifest, PluginSource(name=name), list(tools))
 
 
 def catalog() -> Registry:

@@ -6,15 +6,14 @@ import json
 from typing import Any
 
 import pytest
+from support import make_plugin
 
-from oracle_core.authoring.manifest import PluginManifest, Visibility
 from oracle_core.authoring.tools.tool import Tool
 from oracle_core.capabilities.gate import SPECIALIST_REFUSAL, Gate
 from oracle_core.capabilities.meta_tools import GET_OPERATION_TOOL, META_TOOLS
 from oracle_core.capabilities.surface import Specialist
 from oracle_core.errors import SurfaceError
-from oracle_core.plugins.discovery import PluginSource
-from oracle_core.plugins.registry import Plugin, Registry
+from oracle_core.plugins.registry import Registry
 from oracle_core.values.messages import ToolCall
 
 
@@ -24,13 +23,6 @@ def _never(**_: Any) -> Any:
 
 def make_tool(name: str, visibility: str | None = None) -> Tool:
     return Tool(name, f"{name} does it.", {"type": "object"}, _never, visibility)  # type: ignore[arg-type]
-
-
-def make_plugin(name: str, *tools: Tool, visibility: Visibility = "on-demand") -> Plugin:
-    manifest = PluginManifest(
-        name=name, summary=f"The {name} plugin.", when_to_use=["w"], visibility=visibility
-    )
-    return Plugin(manifest, PluginSource(name=name), list(tools))
 
 
 def catalog() -> Registry:
