@@ -1,0 +1,139 @@
+"""The fit rule: does anything in the catalog plausibly relate to a query, and what.
+
+It is decided on the query as a whole: the query gets its ranked candidates when its best
+candidates are plausibly related, by meaning (cosine over :attr:`FitRule.cosine_floor`) or
+by words (:func:`word_evidence` over :attr:`FitRule.evidence_floor`), and none otherwise.
+Only evidence *for* a plugin counts: words the catalog does not hold (names, values,
+numbers, places) add nothing and take nothing away, so "weather in porto" is as much about
+weather as "weather". The floors were calibrated on the tuning sets so that an on-topic
+request is rarely left with nothing (worse than an off-topic one given weak candidates).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from oracle_core.capabilities.search.index import CatalogIndex
+from oracle_core.capabilities.search.scoring import Scores
+
+Match = Literal["strong", "weak"]
+"""How well a candidate fits: ``strong`` past the strong floors, ``weak`` otherwise."""
+
+
+@dataclass(frozen=True)
+class FitRule:
+    """The calibrated floors of the fit rule.
+
+    Attributes:
+        cosine_floor: a query fits when one of its first candidates is this close.
+        evidence_floor: ... or holds this much word evidence.
+        paired_cosine: ... or is this close while holding ``paired_evidence`` (one fully
+            specific word and some closeness in meaning; without embeddings the word alone).
+        paired_evidence: see ``paired_cosine``.
+        covered_evidence: ... or holds, in what it is for, every query word the catalog
+            knows, with at least this much evidence ("convert units" among twelve unit
+            converters: no single word is rare, together they fit) and is
+            ``covered_cosine`` close (without embeddings: the words alone).
+        covered_cosine: see ``covered_evidence``.
+        candidate_cosine: a candidate is listed when it is this close ...
+        candidate_evidence: ... or holds this much word evidence.
+        strong_cosine: a candidate this close is a ``strong`` match ...
+        strong_evidence: ... as is one with this much word evidence.
+        long_field_share: what a word counts when a plugin holds it only in tool
+            descriptions or parameter texts (a generic word there says little).
+        specific_share: a word held by at most this share of the catalog is fully
+            specific (counts 1 toward the evidence floors); commoner ones count less.
+        depth: how many of the first candidates the query-level decision looks at.
+    """
+
+    cosine_floor: float = 0.75
+    evidence_floor: float = 1.1
+    paired_cosine: float = 0.3
+    paired_evidence: float = 1.0
+    covered_evidence: float = 0.6
+    covered_cosine: float = 0.5
+    candidate_cosine: float = 0.35
+    candidate_evidence: float = 0.3
+    strong_cosine: float = 0.6
+    strong_evidence: float = 1.5
+    long_field_share: float = 0.5
+    specific_share: float = 0.03
+    depth: int = 6
+
+
+FIT = FitRule()
+"""The fit rule search uses (calibrated with ``bench/search.py --tune``)."""
+
+
+def word_evidence(index: CatalogIndex, scores: Scores, row: int, rule: FitRule) -> float:
+    """How many specific query words plugin ``row`` holds (see :attr:`FitRule.specific_share`).
+
+    A word in what the plugin is for (name, title, summary, ``when_to_use``, examples, tags,
+    category, tool names) counts its specificity among those fields of the catalog: "weather"
+    is specific even where ten plugins are about weather, "get" is not. A word only in the
+    plugin's long fields (tool descriptions, parameter texts) counts ``share`` of its
+    specificity among whole documents (``rule.long_field_share``).
+    """
+    naming = index.naming[row]
+    total = 0.0
+    for term in scores.terms:
+        if term in naming:
+            total += index.naming_lexical.specificity(term, rule.specific_share)
+        elif index.plugin_lexical.has(row, term):
+            specificity = index.plugin_lexical.specificity(term, rule.specific_share)
+            total += rule.long_field_share * specificity
+    return total
+
+
+def cosine(scores: Scores, row: int) -> float:
+    """The query's best cosine to plugin ``row`` (``-1`` without embeddings)."""
+    semantic = scores.semantic
+    return -1.0 if semantic is None else float(semantic[row])
+
+
+def plausible(
+    index: CatalogIndex, scores: Scores, row: int, rule: FitRule
+) -> tuple[bool, float, float]:
+    """Whether ``row`` may be listed, with its cosine and word evidence."""
+    similarity = cosine(scores, row)
+    evidence = word_evidence(index, scores, row, rule)
+    listed = similarity >= rule.candidate_cosine or evidence >= rule.candidate_evidence
+    return listed, similarity, evidence
+
+
+def covers(index: CatalogIndex, scores: Scores, row: int) -> bool:
+    """Whether plugin ``row`` holds, in what it is for, every query word the catalog knows.
+
+    Words no plugin holds (names, values, places) are left out: they never count against.
+    """
+    known = [t for t in scores.terms if index.plugin_lexical.frequency(t)]
+    return bool(known) and all(t in index.naming[row] for t in known)
+
+
+def passes(
+    similarity: float, evidence: float, rule: FitRule, semantic: bool = True, covered: bool = False
+) -> bool:
+    """Whether one candidate's ``(cosine, evidence)`` makes its query fit."""
+    if similarity >= rule.cosine_floor or evidence >= rule.evidence_floor:
+        return True
+    close = similarity >= rule.covered_cosine or not semantic
+    if covered and close and evidence >= rule.covered_evidence:
+        return True
+    paired = similarity >= rule.paired_cosine or not semantic
+    return paired and evidence >= rule.paired_evidence
+
+
+def query_fits(
+    measures: list[tuple[float, float, bool]], rule: FitRule, semantic: bool = True
+) -> bool:
+    """Whether a query fits: one of its first candidates' ``(cosine, evidence, covers)``
+    passes."""
+    return any(passes(c, e, rule, semantic, v) for c, e, v in measures[: rule.depth])
+
+
+def match(similarity: float, evidence: float, rule: FitRule) -> Match:
+    """``strong`` or ``weak``: how well one listed candidate fits."""
+    if similarity >= rule.strong_cosine or evidence >= rule.strong_evidence:
+        return "strong"
+    return "weak"
