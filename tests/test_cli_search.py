@@ -63,7 +63,7 @@ def test_search_prints_the_candidates_of_each_query(catalog: SitePackages) -> No
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     assert lines[0] == "query: rain forecast"
-    assert lines[1].split() == ["#", "SCORE", "PLUGIN", "TOOLS", "SUMMARY"]
+    assert lines[1].split() == ["#", "SCORE", "PLUGIN", "TOOLS", "MATCH", "SUMMARY"]
     assert lines[2].split()[2:4] == ["weather", "get_forecast"]
     rows = [line.split() for line in lines if line.startswith("  ") and line.split()[0].isdigit()]
     assert "audit" not in [row[2] for row in rows]  # silent: never found, though its tool matches

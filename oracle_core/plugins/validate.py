@@ -44,6 +44,7 @@ from oracle_core.manifest import (
     describe_validation_error,
     manifest_warnings,
 )
+from oracle_core.plugins.findability import findability_warnings
 from oracle_core.plugins.function_schema import function_schema_problems, parameters_problems
 from oracle_core.plugins.hooks import ASSEMBLY_HOOKS, HOOK_NAMES, LIFECYCLE_HOOKS, parse_hookimpl
 from oracle_core.plugins.registry import META_TOOL_NAMES
@@ -375,7 +376,7 @@ def validate(
         errors += connection_problems(manifest, tools)  # cheap: only tools that list some
         warnings = [
             Problem(f"manifest field {w.field!r} {w.message}", field=w.field)
-            for w in manifest_warnings(manifest)
+            for w in [*manifest_warnings(manifest), *findability_warnings(manifest, tools)]
         ] + warnings
     return Validation(
         name=plugin,

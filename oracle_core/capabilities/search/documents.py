@@ -115,7 +115,8 @@ def short_texts(plugin: Plugin) -> list[tuple[str, str]]:
     """
     m = plugin.manifest
     out: list[tuple[str, str]] = []
-    seen: set[str] = set()
+    # A summary that repeats a tool's description is embedded with that tool already.
+    seen = {t.description.strip().lower() for t in searchable_tools(plugin)}
     pairs = [("title", m.title), ("summary", m.summary)]
     pairs += [("when_to_use", w) for w in m.when_to_use]
     pairs += [("examples", e.user) for e in m.examples]

@@ -67,7 +67,7 @@ def closest_text(search: CapabilitySearch, scores: Scores, row: int) -> dict[str
             vector = index.tool_vectors[next(tools)]
         else:
             assert index.field_vectors is not None
-            vector = index.field_vectors[next(fields)]
+            vector = index.field_vectors[index.field_ids[next(fields)]]
         value = float(np.dot(vector, scores.query_vector))
         if best is None or value > best[0]:
             best = (value, where)

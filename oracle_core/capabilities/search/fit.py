@@ -18,7 +18,7 @@ from oracle_core.capabilities.search.index import CatalogIndex
 from oracle_core.capabilities.search.scoring import Scores
 
 Match = Literal["strong", "weak"]
-"""How well a candidate fits: ``strong`` past the strong floors, ``weak`` otherwise."""
+"""How well a candidate fits: ``strong`` when it alone makes the query fit, else ``weak``."""
 
 
 @dataclass(frozen=True)
@@ -36,10 +36,10 @@ class FitRule:
             converters: no single word is rare, together they fit) and is
             ``covered_cosine`` close (without embeddings: the words alone).
         covered_cosine: see ``covered_evidence``.
+        wordless_cosine: a query none of whose words the catalog knows (only numbers,
+            names, values: "what is 15% of 80") is decided by meaning alone, at this floor.
         candidate_cosine: a candidate is listed when it is this close ...
         candidate_evidence: ... or holds this much word evidence.
-        strong_cosine: a candidate this close is a ``strong`` match ...
-        strong_evidence: ... as is one with this much word evidence.
         long_field_share: what a word counts when a plugin holds it only in tool
             descriptions or parameter texts (a generic word there says little).
         specific_share: a word held by at most this share of the catalog is fully
@@ -52,11 +52,10 @@ class FitRule:
     paired_cosine: float = 0.3
     paired_evidence: float = 1.0
     covered_evidence: float = 0.6
-    covered_cosine: float = 0.5
+    covered_cosine: float = 0.3
+    wordless_cosine: float = 0.35
     candidate_cosine: float = 0.35
     candidate_evidence: float = 0.3
-    strong_cosine: float = 0.6
-    strong_evidence: float = 1.5
     long_field_share: float = 0.5
     specific_share: float = 0.03
     depth: int = 6
@@ -111,11 +110,24 @@ def covers(index: CatalogIndex, scores: Scores, row: int) -> bool:
     return bool(known) and all(t in index.naming[row] for t in known)
 
 
+def knows_a_word(index: CatalogIndex, scores: Scores) -> bool:
+    """Whether some plugin holds one of the query's words."""
+    return any(index.plugin_lexical.frequency(t) for t in scores.terms)
+
+
 def passes(
-    similarity: float, evidence: float, rule: FitRule, semantic: bool = True, covered: bool = False
+    similarity: float,
+    evidence: float,
+    rule: FitRule,
+    semantic: bool = True,
+    covered: bool = False,
+    wordless: bool = False,
 ) -> bool:
-    """Whether one candidate's ``(cosine, evidence)`` makes its query fit."""
+    """Whether one candidate's ``(cosine, evidence)`` makes its query fit (``covered``: it
+    holds every known query word; ``wordless``: the catalog knows none of them)."""
     if similarity >= rule.cosine_floor or evidence >= rule.evidence_floor:
+        return True
+    if wordless and similarity >= rule.wordless_cosine:
         return True
     close = similarity >= rule.covered_cosine or not semantic
     if covered and close and evidence >= rule.covered_evidence:
@@ -125,15 +137,17 @@ def passes(
 
 
 def query_fits(
-    measures: list[tuple[float, float, bool]], rule: FitRule, semantic: bool = True
+    measures: list[tuple[float, float, bool]],
+    rule: FitRule,
+    semantic: bool = True,
+    wordless: bool = False,
 ) -> bool:
     """Whether a query fits: one of its first candidates' ``(cosine, evidence, covers)``
     passes."""
-    return any(passes(c, e, rule, semantic, v) for c, e, v in measures[: rule.depth])
+    return any(passes(c, e, rule, semantic, v, wordless) for c, e, v in measures[: rule.depth])
 
 
-def match(similarity: float, evidence: float, rule: FitRule) -> Match:
-    """``strong`` or ``weak``: how well one listed candidate fits."""
-    if similarity >= rule.strong_cosine or evidence >= rule.strong_evidence:
-        return "strong"
-    return "weak"
+def match(passed: bool) -> Match:
+    """``strong`` for a candidate that makes its query fit on its own, else ``weak`` (it is
+    listed because it is plausibly related to a query another candidate fits)."""
+    return "strong" if passed else "weak"

@@ -98,8 +98,11 @@ class CatalogIndex:
         tool_names: each tool row's tool name.
         sentence_vectors: each plugin row's embedding of what it is for.
         tool_vectors: each tool row's embedding.
-        field_vectors: each embedded short field's vector; ``fields_of`` owns its rows.
-        field_names: which field each row of ``field_vectors`` is.
+        field_vectors: the distinct embedded short fields' vectors (many plugins share a
+            title or a ``when_to_use`` line: each is compared with a query once).
+        field_ids: each short field row's vector in ``field_vectors``; ``fields_of`` owns
+            the rows.
+        field_names: which field each short field row is.
         embedded: texts embedded by this index (not read from the store).
         from_cache: whether the last sync found every plugin in the store.
     """
@@ -121,6 +124,8 @@ class CatalogIndex:
     sentence_vectors: np.ndarray | None = None
     tool_vectors: np.ndarray | None = None
     field_vectors: np.ndarray | None = None
+    field_ids: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    field_keys: dict[str, int] = field(default_factory=dict)
     embedded: int = 0
     from_cache: bool = False
 
@@ -128,11 +133,14 @@ class CatalogIndex:
         self.plugin_lexical = LexicalIndex(self.k1, self.b)
         self.tool_lexical = LexicalIndex(self.k1, self.b)
         self.naming_lexical = LexicalIndex(self.k1, self.b)  # read for frequencies only
+        self._alive: np.ndarray | None = None
 
     @property
     def alive(self) -> np.ndarray:
-        """Which plugin rows hold a plugin."""
-        return np.array([p is not None for p in self.plugins], dtype=np.bool_)
+        """Which plugin rows hold a plugin (kept up to date by :meth:`sync`)."""
+        if self._alive is None or len(self._alive) != len(self.plugins):
+            self._alive = np.array([p is not None for p in self.plugins], dtype=np.bool_)
+        return self._alive
 
     @property
     def semantic(self) -> bool:
@@ -160,6 +168,7 @@ class CatalogIndex:
         if plugin is None:
             return
         self.plugins[row] = None
+        self._alive = None
         del self.row_of[plugin.name]
         self.plugin_lexical.remove([row])
         self.naming_lexical.remove([row])
@@ -220,21 +229,29 @@ class CatalogIndex:
                 vectors[i] = matrix[at : at + count]
                 self.store.put(digests[i], matrix[at : at + count])
                 at += count
-        sentences, tools, fields_rows = [], [], []
+        sentences: list[np.ndarray] = []
+        tools: list[np.ndarray] = []
+        distinct: list[np.ndarray] = []
+        ids: list[int] = []
         for offset, (texts, rows) in enumerate(zip(all_texts, vectors, strict=True)):
             assert rows is not None
-            for (where, _), vector in zip(texts, rows, strict=True):
+            for (where, text), vector in zip(texts, rows, strict=True):
                 if where == "plugin":
                     sentences.append(vector)
                 elif where.startswith("tool:"):
                     tools.append(vector)
                 else:
-                    fields_rows.append(vector)
+                    key = text.strip().lower()
+                    if key not in self.field_keys:
+                        self.field_keys[key] = len(self.field_keys)
+                        distinct.append(vector)
+                    ids.append(self.field_keys[key])
                     owners.append(start + offset)
                     self.field_names.append(where)
         self.sentence_vectors = _stack(self.sentence_vectors, sentences)
         self.tool_vectors = _stack(self.tool_vectors, tools)
-        self.field_vectors = _stack(self.field_vectors, fields_rows)
+        self.field_vectors = _stack(self.field_vectors, distinct)
+        self.field_ids = np.concatenate([self.field_ids, np.array(ids, dtype=np.int64)])
         return not missing
 
 

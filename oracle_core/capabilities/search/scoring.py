@@ -61,28 +61,25 @@ def sentences_of(index: CatalogIndex, query: str) -> list[str]:
 
 
 def score_queries(index: CatalogIndex, queries: Sequence[str], semantic: bool) -> list[Scores]:
-    """Every query's :class:`Scores` (the embeddings of all queries in one batch)."""
+    """Every query's :class:`Scores`.
+
+    All queries and their sentences are embedded in one batch and compared in one matrix
+    product per kind of vector (a product per text costs more in overhead than in work).
+    """
     split = [sentences_of(index, q) for q in queries]
-    vectors: np.ndarray | None = None
+    whole = [_lexical(index, q) for q in queries]
+    parts = [[_lexical(index, s, plugin=False) for s in sentences] for sentences in split]
     if semantic and index.semantic and index.embedder is not None and queries:
-        texts = [*queries, *(s for parts in split for s in parts)]
+        texts = [*queries, *(s for sentences in split for s in sentences)]
         vectors = index.embedder.embed(texts).astype(np.float32, copy=False)
-    out = []
-    at = len(queries)
-    for number, query in enumerate(queries):
-        whole = _lexical(index, query)
-        if vectors is not None:
-            _semantic(index, whole, vectors[number], fields=True)
-        if split[number]:
-            whole.sentences = []
-            for sentence in split[number]:
-                part = _lexical(index, sentence, plugin=False)
-                if vectors is not None:
-                    _semantic(index, part, vectors[at], fields=False)
-                at += 1
-                whole.sentences.append(part)
-        out.append(whole)
-    return out
+        _semantic(index, whole, vectors[: len(queries)], fields=True)
+        flat = [p for sentences in parts for p in sentences]
+        if flat:
+            _semantic(index, flat, vectors[len(queries) :], fields=False)
+    for scores, sentences in zip(whole, parts, strict=True):
+        if sentences:
+            scores.sentences = sentences
+    return whole
 
 
 def _lexical(index: CatalogIndex, text: str, plugin: bool = True) -> Scores:
@@ -93,12 +90,21 @@ def _lexical(index: CatalogIndex, text: str, plugin: bool = True) -> Scores:
     return Scores(terms, lexical_plugin, index.tools.best(tool_rows, count, 0.0), tool_rows)
 
 
-def _semantic(index: CatalogIndex, scores: Scores, vector: np.ndarray, fields: bool) -> None:
+def _semantic(index: CatalogIndex, scores: list[Scores], vectors: np.ndarray, fields: bool) -> None:
+    """Add the cosines of ``vectors`` (one row a text) to each text's ``scores``."""
     count = len(index.plugins)
     assert index.sentence_vectors is not None and index.tool_vectors is not None
-    scores.query_vector = vector
-    scores.semantic_plugin = index.sentence_vectors @ vector
-    scores.tool_cosines = index.tool_vectors @ vector if len(index.tool_vectors) else np.zeros(0)
-    scores.semantic_tool = index.tools.best(scores.tool_cosines, count, -1.0)
+    # A sentence asks for one action: it is compared with the tools alone.
+    to_plugins = vectors @ index.sentence_vectors.T if fields else None
+    to_tools = vectors @ index.tool_vectors.T
+    best_tools = index.tools.best(to_tools, count, -1.0)
+    best_fields = None
     if fields and index.field_vectors is not None and len(index.field_vectors):
-        scores.semantic_field = index.fields_of.best(index.field_vectors @ vector, count, -1.0)
+        to_fields = (vectors @ index.field_vectors.T)[:, index.field_ids]
+        best_fields = index.fields_of.best(to_fields, count, -1.0)
+    for row, one in enumerate(scores):
+        one.query_vector = vectors[row]
+        one.semantic_plugin = None if to_plugins is None else to_plugins[row]
+        one.tool_cosines = to_tools[row]
+        one.semantic_tool = best_tools[row]
+        one.semantic_field = None if best_fields is None else best_fields[row]

@@ -28,7 +28,9 @@ from oracle_core.capabilities.search.fit import (
     FitRule,
     Match,
     covers,
+    knows_a_word,
     match,
+    passes,
     plausible,
     query_fits,
 )
@@ -213,15 +215,27 @@ class CapabilitySearch:
         for scores in self.scores(queries):
             fused = self.fused(scores)
             rows = self._ranked_rows(fused, max(limit, self.fit.depth) * 3)
-            measured = [(row, *plausible(index, scores, row, self.fit)) for row in rows]
+            # Measured lazily: the first ``depth`` rows decide the query, the rest only
+            # until ``limit`` are listed.
+            measured = [
+                (row, *plausible(index, scores, row, self.fit)) for row in rows[: self.fit.depth]
+            ]
             semantic = scores.semantic is not None
-            first = [(c, e, covers(index, scores, r)) for r, _, c, e in measured[: self.fit.depth]]
-            if not query_fits(first, self.fit, semantic):
+            first = [(c, e, covers(index, scores, r)) for r, _, c, e in measured]
+            wordless = not knows_a_word(index, scores)
+            if not query_fits(first, self.fit, semantic, wordless):
                 out.append([])
                 continue
             found: list[Candidate] = []
-            for row, listed, similarity, evidence in measured:
-                if listed and len(found) < limit:
+            for number, row in enumerate(rows):
+                if len(found) >= limit:
+                    break
+                _, listed, similarity, evidence = (
+                    measured[number]
+                    if number < len(measured)
+                    else (row, *plausible(index, scores, row, self.fit))
+                )
+                if listed:
                     plugin = index.plugins[row]
                     assert plugin is not None
                     found.append(
@@ -229,7 +243,16 @@ class CapabilitySearch:
                             plugin,
                             round(float(fused[row]), 6),
                             self._matched_tools(scores, row),
-                            match(similarity, evidence, self.fit),
+                            match(
+                                passes(
+                                    similarity,
+                                    evidence,
+                                    self.fit,
+                                    semantic,
+                                    covers(index, scores, row),
+                                    wordless,
+                                )
+                            ),
                         )
                     )
             out.append(found)
