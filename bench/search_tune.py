@@ -143,14 +143,18 @@ def learn(sets: list[Set], start: Fusion, steps: int = 400) -> Fusion:
 
 def _measures(
     s: Set, fusion: Fusion, scores: list[Any], rule: FitRule
-) -> list[list[tuple[float, float, bool]]]:
+) -> list[list[tuple[float, float, bool, float]]]:
     index = s.search.index
     out = []
     for x, fused in zip(scores, _fused(s, fusion, scores), strict=True):
         top = np.argsort(-np.where(index.alive, fused, -np.inf))[: rule.depth]
         out.append(
             [
-                (cosine(x, int(r)), word_evidence(index, x, int(r), rule), covers(index, x, int(r)))
+                (
+                    cosine(index, x, int(r)),
+                    word_evidence(index, x, int(r), rule),
+                    covers(index, x, int(r)),
+                )
                 for r in top
             ]
         )

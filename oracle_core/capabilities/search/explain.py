@@ -103,7 +103,7 @@ def explain_candidates(
                 "parts": contributions,
                 "words": matched_words(search, scores, row),
                 "evidence": round(word_evidence(index, scores, row, search.fit), 4),
-                "cosine": round(cosine(scores, row), 4) if semantic else None,
+                "cosine": round(cosine(index, scores, row), 4) if semantic else None,
                 "closest": closest_text(search, scores, row),
             }
         )

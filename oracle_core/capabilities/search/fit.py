@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from oracle_core.capabilities.search.index import CatalogIndex
-from oracle_core.capabilities.search.scoring import Scores
+from oracle_core.capabilities.search.scoring import Scores, known_cosine
 
 Match = Literal["strong", "weak"]
 """How well a candidate fits: ``strong`` when it alone makes the query fit, else ``weak``."""
@@ -85,17 +85,25 @@ def word_evidence(index: CatalogIndex, scores: Scores, row: int, rule: FitRule) 
     return total
 
 
-def cosine(scores: Scores, row: int) -> float:
+def cosine(index: CatalogIndex, scores: Scores, row: int) -> float:
     """The query's best cosine to plugin ``row`` (``-1`` without embeddings)."""
     semantic = scores.semantic
     return -1.0 if semantic is None else float(semantic[row])
+
+
+def paired_cosine(index: CatalogIndex, scores: Scores, row: int) -> float:
+    """The cosine the paired and covered routes read: of the whole query or of its words the
+    catalog knows, whichever is closer, so a long place name cannot dilute the meaning of
+    "weather" below the paired floor. (The plain cosine floor reads the whole query only: a
+    chit-chat request cut to its one known word would look on topic.)"""
+    return max(cosine(index, scores, row), known_cosine(index, scores, row))
 
 
 def plausible(
     index: CatalogIndex, scores: Scores, row: int, rule: FitRule
 ) -> tuple[bool, float, float]:
     """Whether ``row`` may be listed, with its cosine and word evidence."""
-    similarity = cosine(scores, row)
+    similarity = cosine(index, scores, row)
     evidence = word_evidence(index, scores, row, rule)
     listed = similarity >= rule.candidate_cosine or evidence >= rule.candidate_evidence
     return listed, similarity, evidence
@@ -122,29 +130,34 @@ def passes(
     semantic: bool = True,
     covered: bool = False,
     wordless: bool = False,
+    paired: float | None = None,
 ) -> bool:
     """Whether one candidate's ``(cosine, evidence)`` makes its query fit (``covered``: it
-    holds every known query word; ``wordless``: the catalog knows none of them)."""
+    holds every known query word; ``wordless``: the catalog knows none of them; ``paired``:
+    its :func:`paired_cosine`, default ``similarity``)."""
     if similarity >= rule.cosine_floor or evidence >= rule.evidence_floor:
         return True
+    similarity = similarity if paired is None else max(similarity, paired)
     if wordless and similarity >= rule.wordless_cosine:
         return True
     close = similarity >= rule.covered_cosine or not semantic
     if covered and close and evidence >= rule.covered_evidence:
         return True
-    paired = similarity >= rule.paired_cosine or not semantic
-    return paired and evidence >= rule.paired_evidence
+    close_enough = similarity >= rule.paired_cosine or not semantic
+    return close_enough and evidence >= rule.paired_evidence
 
 
 def query_fits(
-    measures: list[tuple[float, float, bool]],
+    measures: list[tuple[float, float, bool, float]],
     rule: FitRule,
     semantic: bool = True,
     wordless: bool = False,
 ) -> bool:
-    """Whether a query fits: one of its first candidates' ``(cosine, evidence, covers)``
-    passes."""
-    return any(passes(c, e, rule, semantic, v, wordless) for c, e, v in measures[: rule.depth])
+    """Whether a query fits: one of its first candidates' ``(cosine, evidence, covers,
+    paired cosine)`` passes."""
+    return any(
+        passes(c, e, rule, semantic, v, wordless, p) for c, e, v, p in measures[: rule.depth]
+    )
 
 
 def match(passed: bool) -> Match:

@@ -30,6 +30,10 @@ class Scores:
         semantic_tool: cosine to each plugin's best tool.
         semantic_field: cosine to each plugin's best short field.
         tool_cosines: cosine to every tool row.
+        query_vector: the text's embedding.
+        known_vector: the embedding of the text's words the catalog knows, when some words
+            it does not know were left out (names, places, values: the fit rule compares
+            it with its first candidates, so they never count against a match).
         sentences: each sentence's scores, when the text has several.
     """
 
@@ -42,6 +46,7 @@ class Scores:
     semantic_field: np.ndarray | None = None
     tool_cosines: np.ndarray | None = None
     query_vector: np.ndarray | None = None
+    known_vector: np.ndarray | None = None
     sentences: list[Scores] | None = None
 
     @property
@@ -70,16 +75,56 @@ def score_queries(index: CatalogIndex, queries: Sequence[str], semantic: bool) -
     whole = [_lexical(index, q) for q in queries]
     parts = [[_lexical(index, s, plugin=False) for s in sentences] for sentences in split]
     if semantic and index.semantic and index.embedder is not None and queries:
-        texts = [*queries, *(s for sentences in split for s in sentences)]
+        known = [known_text(index, q) for q in queries]
+        extra = [k for k in known if k]
+        texts = [*queries, *(s for sentences in split for s in sentences), *extra]
         vectors = index.embedder.embed(texts).astype(np.float32, copy=False)
         _semantic(index, whole, vectors[: len(queries)], fields=True)
         flat = [p for sentences in parts for p in sentences]
         if flat:
-            _semantic(index, flat, vectors[len(queries) :], fields=False)
+            _semantic(index, flat, vectors[len(queries) : len(queries) + len(flat)], fields=False)
+        at = len(queries) + len(flat)
+        for scores, text in zip(whole, known, strict=True):
+            if text:
+                scores.known_vector = vectors[at]
+                at += 1
     for scores, sentences in zip(whole, parts, strict=True):
         if sentences:
             scores.sentences = sentences
     return whole
+
+
+def _a_name_or_value(word: str) -> bool:
+    """Whether ``word`` looks like a name, place or value: capitalized, holding a digit, or
+    not plain ASCII (``Porto``, ``B-52``, ``Zürich``)."""
+    return word[:1].isupper() or any(c.isdigit() for c in word) or not word.isascii()
+
+
+def known_text(index: CatalogIndex, query: str) -> str:
+    """``query`` without the names, places and values the catalog does not know, or ``""``
+    when there are none (or nothing else): what the query asks, whatever it names."""
+    kept, dropped, known = [], 0, 0
+    for word in query.split():
+        terms = index.analyzer.terms(word)
+        if terms and any(index.plugin_lexical.frequency(t) for t in terms):
+            kept.append(word)
+            known += 1
+        elif terms and _a_name_or_value(word):
+            dropped += 1
+        else:
+            kept.append(word)
+    return " ".join(kept) if known and dropped else ""
+
+
+def known_cosine(index: CatalogIndex, scores: Scores, row: int) -> float:
+    """The cosine of the query's known words to plugin ``row``'s closest vector (``-1``: none)."""
+    vector = scores.known_vector
+    if vector is None or index.sentence_vectors is None or index.tool_vectors is None:
+        return -1.0
+    rows = [index.sentence_vectors[row][None, :], index.tool_vectors[index.tools.of(row)]]
+    if index.field_vectors is not None and len(index.field_vectors):
+        rows.append(index.field_vectors[index.field_ids[index.fields_of.of(row)]])
+    return float(np.max(np.concatenate(rows) @ vector))
 
 
 def _lexical(index: CatalogIndex, text: str, plugin: bool = True) -> Scores:

@@ -30,6 +30,7 @@ from oracle_core.capabilities.search.fit import (
     covers,
     knows_a_word,
     match,
+    paired_cosine,
     passes,
     plausible,
     query_fits,
@@ -221,7 +222,10 @@ class CapabilitySearch:
                 (row, *plausible(index, scores, row, self.fit)) for row in rows[: self.fit.depth]
             ]
             semantic = scores.semantic is not None
-            first = [(c, e, covers(index, scores, r)) for r, _, c, e in measured]
+            first = [
+                (c, e, covers(index, scores, r), paired_cosine(index, scores, r))
+                for r, _, c, e in measured
+            ]
             wordless = not knows_a_word(index, scores)
             if not query_fits(first, self.fit, semantic, wordless):
                 out.append([])
@@ -251,6 +255,7 @@ class CapabilitySearch:
                                     semantic,
                                     covers(index, scores, row),
                                     wordless,
+                                    paired_cosine(index, scores, row),
                                 )
                             ),
                         )
