@@ -262,6 +262,7 @@ def main() -> None:
     )
     parser.add_argument("--engine-root", help="measure the oracle_core of another tree")
     parser.add_argument("--tune", action="store_true", help="the fusion and fit grids")
+    parser.add_argument("--fit", action="store_true", help="with --tune: the fit floors only")
     args = parser.parse_args()
     if args.tune:
         import search_tune

@@ -214,54 +214,53 @@ class CapabilitySearch:
             return [[] for _ in queries]
         out: list[list[Candidate]] = []
         for scores in self.scores(queries):
-            fused = self.fused(scores)
-            rows = self._ranked_rows(fused, max(limit, self.fit.depth) * 3)
-            # Measured lazily: the first ``depth`` rows decide the query, the rest only
-            # until ``limit`` are listed.
-            measured = [
-                (row, *plausible(index, scores, row, self.fit)) for row in rows[: self.fit.depth]
-            ]
-            semantic = scores.semantic is not None
-            first = [
-                (c, e, covers(index, scores, r), paired_cosine(index, scores, r))
-                for r, _, c, e in measured
-            ]
-            wordless = not knows_a_word(index, scores)
-            if not query_fits(first, self.fit, semantic, wordless):
-                out.append([])
-                continue
-            found: list[Candidate] = []
-            for number, row in enumerate(rows):
-                if len(found) >= limit:
-                    break
-                _, listed, similarity, evidence = (
-                    measured[number]
-                    if number < len(measured)
-                    else (row, *plausible(index, scores, row, self.fit))
-                )
-                if listed:
-                    plugin = index.plugins[row]
-                    assert plugin is not None
-                    found.append(
-                        Candidate(
-                            plugin,
-                            round(float(fused[row]), 6),
-                            self._matched_tools(scores, row),
-                            match(
-                                passes(
-                                    similarity,
-                                    evidence,
-                                    self.fit,
-                                    semantic,
-                                    covers(index, scores, row),
-                                    wordless,
-                                    paired_cosine(index, scores, row),
-                                )
-                            ),
-                        )
-                    )
-            out.append(found)
+            out.append(self._fitting(scores, limit))
         return out
+
+    def _fitting(self, scores: Scores, limit: int) -> list[Candidate]:
+        """One query's candidates after the fit rule (see :mod:`.fit`)."""
+        index = self.index
+        fused = self.fused(scores)
+        rows = self._ranked_rows(fused, max(limit, self.fit.depth) * 3)
+        semantic = scores.semantic is not None
+        wordless = not knows_a_word(index, scores)
+
+        def measure(row: int) -> tuple[bool, float, float, bool, float]:
+            listed, similarity, evidence = plausible(index, scores, row, self.fit)
+            return (
+                listed,
+                similarity,
+                evidence,
+                covers(index, scores, row),
+                paired_cosine(index, scores, row),
+            )
+
+        # Measured lazily: the first ``depth`` rows decide the query, the rest only until
+        # ``limit`` are listed.
+        measured = [measure(row) for row in rows[: self.fit.depth]]
+        first = [(c, e, v, p) for _, c, e, v, p in measured]
+        if not query_fits(first, self.fit, semantic, wordless):
+            return []
+        found: list[Candidate] = []
+        for number, row in enumerate(rows):
+            if len(found) >= limit:
+                break
+            listed, similarity, evidence, covered, paired = (
+                measured[number] if number < len(measured) else measure(row)
+            )
+            if listed:
+                plugin = index.plugins[row]
+                assert plugin is not None
+                fits = passes(similarity, evidence, self.fit, semantic, covered, wordless, paired)
+                found.append(
+                    Candidate(
+                        plugin,
+                        round(float(fused[row]), 6),
+                        self._matched_tools(scores, row),
+                        match(fits),
+                    )
+                )
+        return found
 
     def rank(
         self, queries: Sequence[str], mode: Mode = "fused", depth: int = 10
