@@ -179,7 +179,10 @@ def calibrate(sets: list[Set], fusion: Fusion) -> None:
     on, off = _measures(bfcl, fusion, bfcl.scores, FIT), _measures(bfcl, fusion, bfcl.off, FIT)
     results = []
     for c1, e1, c2, e2 in itertools.product(
-        (0.6, 0.65, 0.7, 0.75, 0.8), (1.0, 1.1, 1.2, 1.3, 1.5), (0.2, 0.3, 0.4, 0.5), (0.9, 1.0, 1.1)
+        (0.6, 0.65, 0.7, 0.75, 0.8),
+        (1.0, 1.1, 1.2, 1.3, 1.5),
+        (0.2, 0.3, 0.4, 0.5),
+        (0.9, 1.0, 1.1),
     ):
         rule = replace(FIT, cosine_floor=c1, evidence_floor=e1, paired_cosine=c2,
                        paired_evidence=e2)  # fmt: skip
