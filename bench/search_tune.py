@@ -7,9 +7,9 @@ then re-fuse them:
 1. the fusion: lexical weight, best-tool weight, sentence weight, max-sim or sentence cosine;
 2. a learned ranker: logistic regression over the same features, on the first 30 candidates
    of every tuning query (labels: the gold plugins);
-3. the fit rule's floors: the query-level cosine and word-evidence floors against the
-   tuning off-topic half, counting an on-topic request left empty twice as bad as an
-   off-topic one given candidates.
+3. the fit rule's floors (``--tune --fit``): on BFCL-live tune and the even off-topic half
+   over the BFCL catalog, among the floors that leave at most 5% of the tuning requests
+   without a candidate, those that give the fewest off-topic requests candidates.
 """
 
 from __future__ import annotations

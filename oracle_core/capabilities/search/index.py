@@ -70,11 +70,22 @@ class Groups:
 
         ``values`` holds one value per item, or one row of them per query (2-D).
         """
+        if self._one_each(plugins):  # one item a plugin, in order: nothing to reduce
+            return np.asarray(values[..., self._live], dtype=np.float32)
         best = np.full((*values.shape[:-1], plugins), fill, dtype=np.float32)
         if len(self._live):
             live = values[..., self._live].astype(np.float32, copy=False)
             best[..., self._owners] = np.maximum.reduceat(live, self._starts, axis=-1)
         return best
+
+    def _one_each(self, plugins: int) -> bool:
+        """Whether every plugin row has exactly one live item, in row order."""
+        return (
+            len(self._live) == plugins
+            and len(self._owners) == plugins
+            and bool(plugins)
+            and int(self._owners[-1]) == plugins - 1
+        )
 
     def of(self, row: int) -> np.ndarray:
         """The live items of plugin ``row``."""

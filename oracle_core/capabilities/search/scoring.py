@@ -68,29 +68,35 @@ def sentences_of(index: CatalogIndex, query: str) -> list[str]:
 def score_queries(index: CatalogIndex, queries: Sequence[str], semantic: bool) -> list[Scores]:
     """Every query's :class:`Scores`.
 
-    All queries and their sentences are embedded in one batch and compared in one matrix
-    product per kind of vector (a product per text costs more in overhead than in work).
+    All queries and their sentences are embedded in one batch and compared with the catalog
+    in one matrix product per kind of vector. (Comparing each sentence with its 100 best
+    tools by BM25 and the request's 100 best by meaning alone cost 0.7 to 1.4 points of
+    recall@5 on the Seal-Tools tuning sets and saved no time.)
     """
     split = [sentences_of(index, q) for q in queries]
-    whole = [_lexical(index, q) for q in queries]
-    parts = [[_lexical(index, s, plugin=False) for s in sentences] for sentences in split]
+    whole: list[Scores] = []
+    parts: list[list[Scores]] = []
+    for query, sentences in zip(queries, split, strict=True):
+        memo: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # a term's tool scores, once
+        whole.append(_lexical(index, query, memo=memo))
+        parts.append([_lexical(index, s, plugin=False, memo=memo) for s in sentences])
     if semantic and index.semantic and index.embedder is not None and queries:
         known = [known_text(index, q) for q in queries]
         extra = [k for k in known if k]
         texts = [*queries, *(s for sentences in split for s in sentences), *extra]
         vectors = index.embedder.embed(texts).astype(np.float32, copy=False)
-        _semantic(index, whole, vectors[: len(queries)], fields=True)
-        flat = [p for sentences in parts for p in sentences]
-        if flat:
-            _semantic(index, flat, vectors[len(queries) : len(queries) + len(flat)], fields=False)
+        _semantic(index, whole, vectors[: len(queries)])
+        flat = [piece for pieces in parts for piece in pieces]
         at = len(queries) + len(flat)
+        if flat:
+            _sentence_semantic(index, flat, vectors[len(queries) : at])
         for scores, text in zip(whole, known, strict=True):
             if text:
                 scores.known_vector = vectors[at]
                 at += 1
-    for scores, sentences in zip(whole, parts, strict=True):
-        if sentences:
-            scores.sentences = sentences
+    for scores, pieces in zip(whole, parts, strict=True):
+        if pieces:
+            scores.sentences = pieces
     return whole
 
 
@@ -103,8 +109,11 @@ def _a_name_or_value(word: str) -> bool:
 def known_text(index: CatalogIndex, query: str) -> str:
     """``query`` without the names, places and values the catalog does not know, or ``""``
     when there are none (or nothing else): what the query asks, whatever it names."""
+    words = query.split()
+    if not any(_a_name_or_value(w) for w in words):
+        return ""  # nothing to leave out (checked first: it is cheaper than analysing)
     kept, dropped, known = [], 0, 0
-    for word in query.split():
+    for word in words:
         terms = index.analyzer.terms(word)
         if terms and any(index.plugin_lexical.frequency(t) for t in terms):
             kept.append(word)
@@ -127,29 +136,53 @@ def known_cosine(index: CatalogIndex, scores: Scores, row: int) -> float:
     return float(np.max(np.concatenate(rows) @ vector))
 
 
-def _lexical(index: CatalogIndex, text: str, plugin: bool = True) -> Scores:
+def _lexical(
+    index: CatalogIndex,
+    text: str,
+    plugin: bool = True,
+    memo: dict[str, tuple[np.ndarray, np.ndarray]] | None = None,
+) -> Scores:
     terms = list(dict.fromkeys(index.analyzer.terms(text)))
     count = len(index.plugins)
-    tool_rows = index.tool_lexical.scores(terms)
+    memo = {} if memo is None else memo
+    missing = [t for t in terms if t not in memo]
+    memo.update(zip(missing, index.tool_lexical.term_scores(missing), strict=True))
+    tool_rows = np.zeros(index.tool_lexical.rows, dtype=np.float32)
+    for term in terms:
+        rows, values = memo[term]
+        tool_rows[rows] += values  # rows are distinct within one term's postings
     lexical_plugin = index.plugin_lexical.scores(terms) if plugin else np.zeros(count, np.float32)
     return Scores(terms, lexical_plugin, index.tools.best(tool_rows, count, 0.0), tool_rows)
 
 
-def _semantic(index: CatalogIndex, scores: list[Scores], vectors: np.ndarray, fields: bool) -> None:
-    """Add the cosines of ``vectors`` (one row a text) to each text's ``scores``."""
+def _semantic(index: CatalogIndex, scores: list[Scores], vectors: np.ndarray) -> None:
+    """Add the cosines of ``vectors`` (one row a query) to each query's ``scores``."""
     count = len(index.plugins)
     assert index.sentence_vectors is not None and index.tool_vectors is not None
-    # A sentence asks for one action: it is compared with the tools alone.
-    to_plugins = vectors @ index.sentence_vectors.T if fields else None
+    to_plugins = vectors @ index.sentence_vectors.T
     to_tools = vectors @ index.tool_vectors.T
     best_tools = index.tools.best(to_tools, count, -1.0)
     best_fields = None
-    if fields and index.field_vectors is not None and len(index.field_vectors):
+    if index.field_vectors is not None and len(index.field_vectors):
         to_fields = (vectors @ index.field_vectors.T)[:, index.field_ids]
         best_fields = index.fields_of.best(to_fields, count, -1.0)
     for row, one in enumerate(scores):
         one.query_vector = vectors[row]
-        one.semantic_plugin = None if to_plugins is None else to_plugins[row]
+        one.semantic_plugin = to_plugins[row]
         one.tool_cosines = to_tools[row]
         one.semantic_tool = best_tools[row]
         one.semantic_field = None if best_fields is None else best_fields[row]
+
+
+def _sentence_semantic(index: CatalogIndex, scores: list[Scores], vectors: np.ndarray) -> None:
+    """Each sentence's cosines to every tool and to what each plugin is for, in one matrix
+    product each (short fields are left out: a sentence asks for one action)."""
+    assert index.tool_vectors is not None and index.sentence_vectors is not None
+    to_plugins = vectors @ index.sentence_vectors.T
+    to_tools = vectors @ index.tool_vectors.T
+    best = index.tools.best(to_tools, len(index.plugins), -1.0)
+    for row, one in enumerate(scores):
+        one.query_vector = vectors[row]
+        one.semantic_plugin = to_plugins[row]
+        one.tool_cosines = to_tools[row]
+        one.semantic_tool = best[row]
