@@ -161,3 +161,12 @@ def test_without_embeddings_one_specific_word_is_enough(shipped: CapabilitySearc
 
     assert _names(lexical, "weather in porto")[0][:1] == ["weather"]
     assert _names(lexical, "hello there") == [[]]
+
+
+def test_explain_parts_add_up_to_the_score(shipped: CapabilitySearch) -> None:
+    lexical = CapabilitySearch(Registry(plugins=dict(shipped.registry.plugins)))
+    for search in (shipped, lexical):
+        for explained in search.explain(["current weather forecast", "time in Lima"]):
+            for one in explained:
+                total = sum(one["parts"].values())
+                assert abs(total - one["score"]) < 1e-3, one

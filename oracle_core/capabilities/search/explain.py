@@ -80,8 +80,13 @@ def explain_candidates(
     """One explanation a candidate: matched words by field, score parts, fit measures."""
     index = search.index
     parts = features(scores, index.alive, search.fusion)
-    weights = search.fusion.weights
     semantic = "semantic" in parts
+    fusion = search.fusion
+    # The weights ``combine`` applies: lexical ones on their own scale without embeddings.
+    weights = {
+        name: w / (1.0 if semantic or not name.startswith("lexical") else fusion.lexical_weight)
+        for name, w in fusion.weights.items()
+    }
     out = []
     for candidate in candidates:
         row = index.row_of[candidate.plugin.name]
