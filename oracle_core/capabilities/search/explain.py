@@ -6,7 +6,8 @@ what a request matched in their manifest and how much meaning and words each cou
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -16,17 +17,34 @@ from oracle_core.capabilities.search.documents import (
     searchable_tools,
     tool_fields,
 )
-from oracle_core.capabilities.search.fit import cosine, word_evidence
-from oracle_core.capabilities.search.fusion import features
+from oracle_core.capabilities.search.fit import FitRule, cosine, word_evidence
+from oracle_core.capabilities.search.fusion import Fusion, features
+from oracle_core.capabilities.search.index import CatalogIndex
 from oracle_core.capabilities.search.scoring import Scores
-
-if TYPE_CHECKING:
-    from oracle_core.capabilities.search.service import Candidate, CapabilitySearch
+from oracle_core.plugins.registry import Plugin
 
 
-def matched_words(search: CapabilitySearch, scores: Scores, row: int) -> dict[str, list[str]]:
+class Explained(Protocol):
+    """What is explained of a candidate (:class:`~.service.Candidate` has it)."""
+
+    @property
+    def plugin(self) -> Plugin:
+        """The candidate plugin."""
+        ...
+
+    @property
+    def score(self) -> float:
+        """Its fused score."""
+        ...
+
+    @property
+    def match(self) -> str:
+        """``strong`` or ``weak``."""
+        ...
+
+
+def matched_words(index: CatalogIndex, scores: Scores, row: int) -> dict[str, list[str]]:
     """Per field of plugin ``row`` (and per tool, as ``tool:<name>``), the query terms it holds."""
-    index = search.index
     plugin = index.plugins[row]
     if plugin is None:
         return {}
@@ -46,9 +64,8 @@ def matched_words(search: CapabilitySearch, scores: Scores, row: int) -> dict[st
     return out
 
 
-def closest_text(search: CapabilitySearch, scores: Scores, row: int) -> dict[str, Any] | None:
+def closest_text(index: CatalogIndex, scores: Scores, row: int) -> dict[str, Any] | None:
     """The embedded text of plugin ``row`` closest to the query, and its cosine."""
-    index = search.index
     plugin = index.plugins[row]
     if plugin is None or scores.query_vector is None or index.embedder is None:
         return None
@@ -75,13 +92,15 @@ def closest_text(search: CapabilitySearch, scores: Scores, row: int) -> dict[str
 
 
 def explain_candidates(
-    search: CapabilitySearch, scores: Scores, candidates: list[Candidate]
+    index: CatalogIndex,
+    fusion: Fusion,
+    rule: FitRule,
+    scores: Scores,
+    candidates: Sequence[Explained],
 ) -> list[dict[str, Any]]:
     """One explanation a candidate: matched words by field, score parts, fit measures."""
-    index = search.index
-    parts = features(scores, index.alive, search.fusion)
+    parts = features(scores, index.alive, fusion)
     semantic = "semantic" in parts
-    fusion = search.fusion
     # The weights ``combine`` applies: lexical ones on their own scale without embeddings.
     weights = {
         name: w / (1.0 if semantic or not name.startswith("lexical") else fusion.lexical_weight)
@@ -106,10 +125,10 @@ def explain_candidates(
                 ),
                 "sentence": contributions.get("sentence", 0.0),
                 "parts": contributions,
-                "words": matched_words(search, scores, row),
-                "evidence": round(word_evidence(index, scores, row, search.fit), 4),
+                "words": matched_words(index, scores, row),
+                "evidence": round(word_evidence(index, scores, row, rule), 4),
                 "cosine": round(cosine(index, scores, row), 4) if semantic else None,
-                "closest": closest_text(search, scores, row),
+                "closest": closest_text(index, scores, row),
             }
         )
     return out

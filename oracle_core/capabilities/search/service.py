@@ -23,6 +23,7 @@ import numpy as np
 
 from oracle_core.capabilities.search.analyzer import Analyzer
 from oracle_core.capabilities.search.embeddings import Embedder
+from oracle_core.capabilities.search.explain import explain_candidates
 from oracle_core.capabilities.search.fit import (
     FIT,
     FitRule,
@@ -287,11 +288,9 @@ class CapabilitySearch:
         self, queries: Sequence[str], limit: int = MAX_CANDIDATES
     ) -> list[list[dict[str, Any]]]:
         """Why each candidate of each query was found (see :mod:`.explain`)."""
-        from oracle_core.capabilities.search.explain import explain_candidates
-
         found = self.search(queries, limit)
         return [
-            explain_candidates(self, scores, candidates)
+            explain_candidates(self.index, self.fusion, self.fit, scores, candidates)
             for scores, candidates in zip(self.scores(queries), found, strict=True)
         ]
 
