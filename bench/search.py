@@ -1,244 +1,126 @@
-"""How well capability search finds the right plugin, and how fast: Seal-Tools, 4,076 tools.
+"""How well capability search finds the right plugin, and how fast.
 
-Two catalogs are built in code (no entry points) from ``shared/data/seal-tools/tool.jsonl``:
+Catalogs (``bench/search_data.py``): Seal-Tools per tool (4,076 plugins) and by field
+(2,276), and BFCL-live (739 plugins, natural requests by real users). For each it prints,
+per ranker, recall@1, recall@5, nDCG@10, the share of on-topic requests left with no
+candidate and the share of held-out off-topic requests left with none:
 
-- ``per-tool``: one plugin per tool (4,076 plugins), category = the field's first part;
-- ``by-field``: one plugin per ``field`` (2,276 plugins, 1 to 12 tools each).
+- ``plain bm25``: the baseline, one BM25 (bm25s, its default k1 = 1.5, b = 0.75) over plugin
+  documents, every field once, no stemming, the whole request at once;
+- ``lexical``, ``semantic``, ``fused`` (the engine's rankings; ``fused`` is what search uses,
+  ``z-fusion`` and ``learned`` the two fusions it can choose between);
+- ``+fit``: what ``search_capabilities`` returns (at most 6 candidates, none when nothing is
+  plausibly related).
 
-For each ranker it prints recall@1, recall@5 and nDCG@10 over the labelled queries, where a
-query's relevant plugins are those holding the tools it calls:
+Then the short task descriptions (``bench/data/bfcl_short_tasks.jsonl``, written before any
+tuning), the Seal-Tools requests for several tools (every gold tool in the first 6), the
+index build time, the latency of one 4-query search over 4,000 plugins, and the time to add
+one plugin to that index.
 
-- ``plain bm25``: the baseline, one BM25 over plugin documents with every field once, no
-  stemming and bm25s's default parameters, the whole query at once (the same index code,
-  :data:`~oracle_core.capabilities.index.PLAIN_PLUGIN_WEIGHTS`, ``Analyzer(stem=False)``);
-- ``lexical``: the tuned, stemmed plugin and tool BM25 rankings, fused, with each sentence
-  of a longer request also ranked against the tool documents on its own;
-- ``semantic`` (wordllama, when installed) and ``fused`` (all of them);
-- ``fused+fit``: what ``search_capabilities`` returns, the fused ranking after the fit
-  threshold (at most 6 candidates, none when nothing fits).
+Tuning data: ``bfcl-live/tune.jsonl``, Seal-Tools ``test_out_domain`` and the even half of the
+off-topic requests (``--tune``). Reported: ``bfcl-live/test.jsonl``, ``test_in_domain`` and the
+odd half.
 
-Then the index build time, the p50/p99 latency of one ``search_capabilities`` call of 4
-queries, and how many off-topic requests get no candidate.
-
-Weights, BM25's ``k1``, the fusion weights and constants, and the fit thresholds are tuned
-on ``test_out_domain`` only (``--tune``, ``--calibrate``, and grids over the constants of
-:mod:`oracle_core.capabilities.search`); the figures that count are those of
-``test_in_domain``, which tuning never sees.
-
-    .venv/bin/python bench/search.py              # the tables
-    .venv/bin/python bench/search.py --tune       # coordinate ascent of the field weights
-    .venv/bin/python bench/search.py --calibrate  # the fit thresholds
+    .venv/bin/python bench/search.py                        # the tables
+    .venv/bin/python bench/search.py --engine-root /tmp/old # the same tables for another tree
+    .venv/bin/python bench/search.py --tune                 # the fusion and fit grids
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import math
+import os
 import re
 import statistics
 import sys
 import time
-from collections import defaultdict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-for folder in (ROOT, ROOT / "bench"):  # tests import this file by path, from elsewhere
-    if str(folder) not in sys.path:
-        sys.path.insert(0, str(folder))
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
 
+
+def _import_path(argv: Sequence[str]) -> None:
+    """Put the engine's tree first on the path (``--engine-root`` measures another one)."""
+    root = str(ROOT)
+    if "--engine-root" in argv:
+        root = argv[list(argv).index("--engine-root") + 1]
+    for path in (str(HERE), root):
+        if path not in sys.path:
+            sys.path.insert(0, path)
+
+
+_import_path(sys.argv)
+
+import search_data as data  # noqa: E402
 from common import table  # noqa: E402
 
-from oracle_core.authoring.manifest import PluginManifest  # noqa: E402
-from oracle_core.authoring.tools.tool import Tool  # noqa: E402
-from oracle_core.capabilities import index as index_module  # noqa: E402
-from oracle_core.capabilities import search as search_module  # noqa: E402
-from oracle_core.capabilities.embeddings import Embedder  # noqa: E402
-from oracle_core.capabilities.index import Analyzer  # noqa: E402
-from oracle_core.capabilities.search import CapabilitySearch, Mode  # noqa: E402
-from oracle_core.plugins.discovery import PluginSource  # noqa: E402
-from oracle_core.plugins.registry import Plugin, Registry  # noqa: E402
+from oracle_core.plugins.registry import Registry  # noqa: E402
 
-DATA = ROOT.parent / "shared" / "data" / "seal-tools"
-TYPES = {"str": "string", "int": "integer", "float": "number", "bool": "boolean"}
-OFF_TOPIC = [
-    "hello, how are you today?",
-    "thanks, that is all",
-    "tell me a joke",
-    "what is your name",
-    "ok",
-    "asdf qwerty zxcv",
-    "write a haiku about love",
-    "yes please go ahead",
-    "hello there",
-    "good morning",
-    "can you help me",
-    "what time is it",
-    "how is it going",
-    "I am bored",
-    "translate this poem into klingon",
-    "who won the world cup in 1998",
-    "what is the meaning of life",
-    "tell me a story about dragons",
-]
-"""Requests no capability fits (written here, not taken from the data).
-
-Only :data:`OFF_TOPIC_TUNING` (every other one) was looked at when choosing the fit rule and
-thresholds (``--calibrate``); the report prints the held-out half apart.
-"""
-
-OFF_TOPIC_TUNING = OFF_TOPIC[0::2]
-OFF_TOPIC_HELD_OUT = OFF_TOPIC[1::2]
+_WORD = re.compile(r"[a-z0-9]+")
 
 
-def _never(**_: Any) -> Any:
-    raise RuntimeError("benchmark tools are never called")
-
-
-def _slug(text: str) -> str:
-    words = re.sub(r"([a-z])([A-Z])", r"\1 \2", text)
-    return re.sub(r"[^a-z0-9]+", "-", words.lower()).strip("-") or "x"
-
-
-def load_jsonl(path: Path) -> list[dict[str, Any]]:
-    """Every JSON object of a JSON-lines file."""
-    with path.open(encoding="utf-8") as handle:
-        return [json.loads(line) for line in handle if line.strip()]
-
-
-def _tool(spec: dict[str, Any]) -> Tool:
-    properties = {
-        name: {
-            "type": TYPES.get(str(p.get("type")), "string"),
-            "description": p.get("description", ""),
-        }
-        for name, p in (spec.get("parameters") or {}).items()
-    }
-    return Tool(
-        name=spec["api_name"],
-        description=spec["api_description"],
-        parameters={
-            "type": "object",
-            "properties": properties,
-            "required": spec.get("required") or [],
-        },
-        function=_never,
-    )
-
-
-def _plugin(name: str, field: str, summary: str, tools: list[Tool]) -> Plugin:
-    top, _, sub = field.partition("/")
-    manifest = PluginManifest(
-        name=name,
-        title=sub or top,
-        summary=summary,
-        when_to_use=[f"tasks in {sub or top}"],
-        tags=[_slug(sub)] if sub else [],
-        category=_slug(top),
-    )
-    return Plugin(manifest=manifest, source=PluginSource(name=name), tools=tools)
-
-
-def seal_catalog(tools: Sequence[dict[str, Any]], grouped: bool) -> tuple[Registry, dict[str, str]]:
-    """A registry of Seal-Tools plugins and the plugin that holds each tool (by API name)."""
-    plugins: dict[str, Plugin] = {}
-    owner: dict[str, str] = {}
-    if not grouped:
-        for spec in tools:
-            name = _slug(spec["api_name"])
-            while name in plugins:
-                name += "-x"
-            plugins[name] = _plugin(name, spec["field"], spec["api_description"], [_tool(spec)])
-            owner[spec["api_name"]] = name
-        return Registry(plugins=plugins), owner
-    fields: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for spec in tools:
-        fields[spec["field"]].append(spec)
-    for field, specs in fields.items():
-        name = _slug(field)
-        while name in plugins:
-            name += "-x"
-        summary = f"Tools for {field.replace('/', ': ')}."
-        plugins[name] = _plugin(name, field, summary, [_tool(s) for s in specs])
-        owner.update({s["api_name"]: name for s in specs})
-    return Registry(plugins=plugins), owner
-
-
-def labelled(
-    queries: Sequence[dict[str, Any]], owner: dict[str, str]
-) -> list[tuple[str, set[str]]]:
-    """``(query, relevant plugin names)`` for every query whose tools are all in the catalog."""
-    out = []
-    for row in queries:
-        wanted = {owner.get(c["api"]) for c in row["calling"]}
-        if wanted and None not in wanted:
-            out.append((row["query"], {w for w in wanted if w}))
-    return out
-
-
-@dataclass
-class Quality:
-    """Retrieval quality of one ranker on one query set."""
-
-    recall_at_1: float
-    recall_at_5: float
-    ndcg_at_10: float
-
-
-def quality(ranked: Sequence[Sequence[str]], truth: Sequence[set[str]]) -> Quality:
-    """recall@1 and @5 (share of the relevant plugins found, averaged) and binary nDCG@10."""
-    r1 = r5 = ndcg = 0.0
-    for names, relevant in zip(ranked, truth, strict=True):
-        r1 += len(relevant & set(names[:1])) / min(len(relevant), 1)
-        r5 += len(relevant & set(names[:5])) / min(len(relevant), 5)
-        dcg = sum(1 / math.log2(i + 2) for i, n in enumerate(names[:10]) if n in relevant)
-        ideal = sum(1 / math.log2(i + 2) for i in range(min(len(relevant), 10)))
-        ndcg += dcg / ideal
-    n = max(len(truth), 1)
-    return Quality(r1 / n, r5 / n, ndcg / n)
-
-
-def evaluate(search: CapabilitySearch, rows: Sequence[tuple[str, set[str]]], mode: Mode) -> Quality:
-    """The quality of ``search``'s ``mode`` ranking on ``rows``."""
-    ranked = search.rank([q for q, _ in rows], mode, depth=10)
-    return quality(ranked, [r for _, r in rows])
-
-
-def evaluate_fit(search: CapabilitySearch, rows: Sequence[tuple[str, set[str]]]) -> Quality:
-    """The quality of what ``search`` returns (fused, after the fit threshold) on ``rows``."""
-    found = search.search([q for q, _ in rows])
-    return quality([[c.plugin.name for c in f] for f in found], [r for _, r in rows])
-
-
-PLAIN_K1, PLAIN_B = 1.5, 0.75
-"""BM25's parameters in the plain baseline: bm25s's defaults."""
-
-
-def plain_search(registry: Registry) -> CapabilitySearch:
-    """The untuned baseline: every field once, no stemming, bm25s's default parameters.
-
-    Rank it with mode ``bm25``: the whole query against plugin documents, one ranking.
-    """
-    return CapabilitySearch(
-        registry,
-        plugin_weights=index_module.PLAIN_PLUGIN_WEIGHTS,
-        tool_weights=index_module.PLAIN_TOOL_WEIGHTS,
-        analyzer=Analyzer(stem=False),
-        k1=PLAIN_K1,
-        b=PLAIN_B,
-    )
-
-
-def _embedder() -> Embedder | None:
+def _embedder() -> Any:
     try:
-        from oracle_core.capabilities.embeddings import WordLlamaEmbedder
-
-        return WordLlamaEmbedder()
+        from oracle_core.capabilities.search import WordLlamaEmbedder  # type: ignore[attr-defined]
     except ImportError:
-        return None
+        from oracle_core.capabilities.embeddings import (  # type: ignore[import-not-found,no-redef]
+            WordLlamaEmbedder,
+        )
+    return WordLlamaEmbedder()
+
+
+def _search_class() -> Any:
+    from oracle_core.capabilities.search import CapabilitySearch
+
+    return CapabilitySearch
+
+
+class PlainBM25:
+    """The untuned baseline: bm25s over plugin documents, every field once, no stemming."""
+
+    def __init__(self, registry: Registry) -> None:
+        import bm25s  # type: ignore[import-untyped]
+
+        self.names = [p.name for p in registry.listed()]
+        docs = [self._terms(self._text(p)) for p in registry.listed()]
+        self.index = bm25s.BM25(k1=1.5, b=0.75)
+        self.index.index([d or ["\x00"] for d in docs], show_progress=False)
+
+    @staticmethod
+    def _text(plugin: Any) -> str:
+        m = plugin.manifest
+        parts = [m.name, m.title, m.summary, *m.when_to_use, *(e.user for e in m.examples)]
+        parts += [*m.tags, m.category or ""]
+        for tool in plugin.tools:
+            parts += [tool.name, tool.description]
+            for name, spec in (tool.parameters.get("properties") or {}).items():
+                parts += [name, str(spec.get("description", ""))]
+        return " ".join(parts)
+
+    @staticmethod
+    def _terms(text: str) -> list[str]:
+        split = re.sub(r"(?<=[a-z])(?=[A-Z])", " ", text).replace("_", " ").lower()
+        return [w for w in _WORD.findall(split) if not w.isdigit()]
+
+    def rank(self, queries: Sequence[str], depth: int = 10) -> list[list[str]]:
+        """Each query's plugin names, best first."""
+        import numpy as np
+
+        vocab = self.index.vocab_dict
+        out = []
+        for query in queries:
+            ids = [vocab[t] for t in self._terms(query) if t in vocab]
+            if not ids:
+                out.append([])
+                continue
+            scores = np.asarray(self.index.get_scores(ids))
+            top = [int(i) for i in np.argsort(-scores)[:depth] if scores[i] > 0]
+            out.append([self.names[i] for i in top])
+        return out
 
 
 def _timed(fn: Callable[[], Any]) -> float:
@@ -247,9 +129,41 @@ def _timed(fn: Callable[[], Any]) -> float:
     return time.perf_counter() - start
 
 
-def latency(
-    search: CapabilitySearch, queries: Sequence[str], calls: int = 200
-) -> tuple[float, float]:
+def _table(rows: list[list[str]], headers: list[str]) -> str:
+    return table([headers, *rows], numbers_right=False, rule=False)
+
+
+def _names(found: Sequence[Sequence[Any]]) -> list[list[str]]:
+    return [[c.plugin.name for c in f] for f in found]
+
+
+def _modes(search: Any) -> list[str]:
+    """The engine's rankings worth a row (the new engine has two fusions to compare)."""
+    extra = list(getattr(search, "FUSIONS", ()))
+    return ["lexical", "semantic", "fused", *extra]
+
+
+def quality_rows(
+    catalog: str, search: Any, rows: list[tuple[str, set[str]]], held_out: list[str]
+) -> list[list[str]]:
+    """The table rows of one catalog and query set."""
+    queries, truth = [q for q, _ in rows], [r for _, r in rows]
+    off = sum(1 for f in search.search(held_out) if not f) / len(held_out)
+    measured = [("plain bm25", data.quality(PlainBM25(search.registry).rank(queries), truth))]
+    for mode in _modes(search):
+        measured.append((mode, data.quality(search.rank(queries, mode, depth=10), truth)))
+    measured.append(("fused+fit", data.quality(_names(search.search(queries)), truth)))
+    out = []
+    for ranker, q in measured:
+        fit = ranker.endswith("+fit")
+        out.append([
+            catalog, ranker, str(len(rows)), f"{q.recall_at_1:.3f}", f"{q.recall_at_5:.3f}",
+            f"{q.ndcg_at_10:.3f}", f"{q.empty:.3f}" if fit else "-", f"{off:.3f}" if fit else "-",
+        ])  # fmt: skip
+    return out
+
+
+def latency(search: Any, queries: Sequence[str], calls: int = 200) -> tuple[float, float]:
     """p50 and p99 in milliseconds of one search of 4 queries, over ``calls`` calls."""
     samples = []
     for i in range(calls):
@@ -259,162 +173,103 @@ def latency(
     return statistics.median(samples), samples[min(len(samples) - 1, int(len(samples) * 0.99))]
 
 
+def add_one_ms(search: Any, registry: Registry) -> str:
+    """Milliseconds to add one plugin to the built index (``-`` when the engine cannot)."""
+    if not hasattr(search, "update"):
+        return "-"
+    import search_data
+
+    from oracle_core.authoring.manifest import PluginManifest
+    from oracle_core.plugins.discovery import PluginSource
+    from oracle_core.plugins.registry import Plugin
+
+    spec = {"api_name": "brand_new_tool", "api_description": "Count the birds in a photo."}
+    plugin = Plugin(
+        PluginManifest(name="brand-new", summary="Bird counting.", when_to_use=["count birds"]),
+        PluginSource(name="brand-new"),
+        [search_data.make_tool(spec)],
+    )
+    plugins = {**registry.plugins, "brand-new": plugin}
+    return f"{_timed(lambda: search.update(Registry(plugins=plugins))) * 1000:.1f}"
+
+
 def report() -> None:
-    """Print the quality, build time and latency tables for both catalogs."""
-    tools = load_jsonl(DATA / "tool.jsonl")
-    splits = {s: load_jsonl(DATA / f"{s}.jsonl") for s in ("test_in_domain", "test_out_domain")}
+    """Print every table."""
+    cls = _search_class()
     embedder = _embedder()
-    quality_rows: list[list[str]] = []
-    speed_rows: list[list[str]] = []
+    _, held_out = data.off_topic()
+    rows: list[list[str]] = []
+    speed: list[list[str]] = []
+    seal_in = data.load_jsonl(data.SEAL / "test_in_domain.jsonl")
+    multi: list[list[str]] = []
     for grouped in (False, True):
-        catalog = "by-field" if grouped else "per-tool"
-        registry, owner = seal_catalog(tools, grouped)
-        lexical_build = _timed(lambda r=registry: CapabilitySearch(r).index)  # type: ignore[misc]
-        search = CapabilitySearch(registry, embedder=embedder)
+        catalog = "seal by-field" if grouped else "seal per-tool"
+        registry, owner = data.seal_catalog(grouped)
+        lexical = cls(registry)
+        lexical_build = _timed(lambda s=lexical: s.index)  # type: ignore[misc]
+        search = cls(registry, embedder=embedder)
         build = _timed(lambda s=search: s.index)  # type: ignore[misc]
-        plain = plain_search(registry)
-        modes: list[Mode] = ["lexical", "semantic", "fused"] if embedder else ["lexical"]
-        for split, queries in splits.items():
-            rows = labelled(queries, owner)
-            tag = "test" if split == "test_in_domain" else "tuning"
-            measured = [("plain bm25", evaluate(plain, rows, "bm25"))]
-            measured += [(mode, evaluate(search, rows, mode)) for mode in modes]
-            measured.append(
-                ("fused+fit" if embedder else "lexical+fit", evaluate_fit(search, rows))
-            )
-            for ranker, q in measured:
-                quality_rows.append([
-                    catalog, f"{split} ({tag})", ranker, str(len(rows)),
-                    f"{q.recall_at_1:.3f}", f"{q.recall_at_5:.3f}", f"{q.ndcg_at_10:.3f}",
-                ])  # fmt: skip
-        texts = [r["query"] for r in splits["test_in_domain"]]
-        p50, p99 = latency(search, texts)
-        lexical = CapabilitySearch(registry)
-        lp50, lp99 = latency(lexical, texts)
-        tuned_off = sum(1 for found in search.search(OFF_TOPIC_TUNING) if not found)
-        held_off = sum(1 for found in search.search(OFF_TOPIC_HELD_OUT) if not found)
-        speed_rows.append([
-            catalog, str(len(registry)), f"{lexical_build:.2f}", f"{build:.2f}",
-            f"{lp50:.2f} / {lp99:.2f}", f"{p50:.2f} / {p99:.2f}",
-            f"{tuned_off}/{len(OFF_TOPIC_TUNING)}", f"{held_off}/{len(OFF_TOPIC_HELD_OUT)}",
+        labelled = data.labelled(seal_in, owner)
+        rows += quality_rows(f"{catalog} in-domain", search, labelled, held_out)
+        several = [(q, r) for q, r in labelled if len(r) > 1]
+        truth = [r for _, r in several]
+        ranked = search.rank([q for q, _ in several], "fused", depth=6)
+        found = _names(search.search([q for q, _ in several]))
+        multi.append([
+            catalog, str(len(several)), f"{data.all_within(ranked, truth, 6):.3f}",
+            f"{data.all_within(found, truth, 6):.3f}",
         ])  # fmt: skip
-    print(f"semantic ranker: {embedder.name if embedder else 'none (wordllama not installed)'}\n")
-    print(
-        table(
-            [
-                ["catalog", "queries", "ranker", "n", "recall@1", "recall@5", "nDCG@10"],
-                *quality_rows,
-            ],
-            numbers_right=False,
-            rule=False,
-        )
-    )
+        texts = [r["query"] for r in seal_in]  # 1 to 6 sentences each
+        short_texts = [r["task"] for r in data.load_jsonl(data.SHORT_TASKS)]
+        p50, p99 = latency(search, texts)
+        lp50, lp99 = latency(lexical, texts)
+        sp50, sp99 = latency(search, short_texts)
+        speed.append([
+            catalog, str(len(registry)), f"{lexical_build:.2f}", f"{build:.2f}",
+            f"{lp50:.2f} / {lp99:.2f}", f"{p50:.2f} / {p99:.2f}", f"{sp50:.2f} / {sp99:.2f}",
+            add_one_ms(search, registry),
+        ])  # fmt: skip
+    registry, owner = data.bfcl_catalog()
+    search = cls(registry, embedder=embedder)
+    test = data.labelled(data.load_jsonl(data.BFCL / "test.jsonl"), owner)
+    rows += quality_rows("bfcl-live test", search, test, held_out)
+    tasks = data.short_tasks(owner)
+    found = _names(search.search([t for t, _ in tasks]))
+    truth = [g for _, g in tasks]
+    short = [
+        "bfcl short tasks", str(len(tasks)), f"{data.any_hit(found, truth):.3f}",
+        f"{sum(1 for f in found if not f) / len(found):.3f}",
+    ]  # fmt: skip
+    print(f"semantic ranker: {embedder.name}\n")
+    print(_table(rows, [
+        "catalog", "ranker", "n", "recall@1", "recall@5", "nDCG@10", "on-topic empty",
+        "off-topic held-out empty",
+    ]))  # fmt: skip
     print()
-    print(table([[
+    print(_table([short], ["set", "n", "tool among candidates", "empty"]))
+    print()
+    print(_table(multi, ["multi-tool (in-domain)", "n", "all in first 6 (ranking)", "(returned)"]))
+    print()
+    print(_table(speed, [
         "catalog", "plugins", "build lexical s", "build fused s",
-        "4 queries lexical p50/p99 ms", "fused p50/p99 ms",
-        "off-topic empty (tuning)", "(held out)",
-    ], *speed_rows], numbers_right=False, rule=False))  # fmt: skip
-
-
-def tune() -> None:
-    """Coordinate ascent of the field weights on ``test_out_domain`` (both catalogs)."""
-    tools = load_jsonl(DATA / "tool.jsonl")
-    dev = load_jsonl(DATA / "test_out_domain.jsonl")
-    catalogs = [seal_catalog(tools, grouped) for grouped in (False, True)]
-    sets = [(registry, labelled(dev, owner)) for registry, owner in catalogs]
-    plugin_weights = dict(index_module.PLUGIN_WEIGHTS)
-    tool_weights = dict(index_module.TOOL_WEIGHTS)
-
-    def objective() -> float:
-        total = 0.0
-        for registry, rows in sets:
-            search = CapabilitySearch(
-                registry, plugin_weights=plugin_weights, tool_weights=tool_weights
-            )
-            q = evaluate(search, rows, "lexical")
-            total += q.recall_at_5 + q.ndcg_at_10
-        return total / 2
-
-    best = objective()
-    print(f"start {best:.4f} {plugin_weights} {tool_weights}")
-    for _ in range(2):
-        for weights in (plugin_weights, tool_weights):
-            for field in list(weights):
-                for value in (1, 2, 3, 4, 6):  # every field a model reads counts
-                    if value == weights[field]:
-                        continue
-                    old = weights[field]
-                    weights[field] = value
-                    score = objective()
-                    if score > best + 1e-4:
-                        best = score
-                        print(f"{field}={value}: {best:.4f}")
-                    else:
-                        weights[field] = old
-    print(f"best {best:.4f}\nPLUGIN_WEIGHTS = {plugin_weights}\nTOOL_WEIGHTS = {tool_weights}")
-
-
-def calibrate() -> None:
-    """The fit measures of the right plugin on ``test_out_domain``, and of off-topic requests."""
-    tools = load_jsonl(DATA / "tool.jsonl")
-    dev = load_jsonl(DATA / "test_out_domain.jsonl")
-    for grouped in (False, True):
-        registry, owner = seal_catalog(tools, grouped)
-        search = CapabilitySearch(registry, embedder=_embedder())
-        rows = labelled(dev, owner)
-        rows_of = {name: row for row, name in enumerate(search.index.plugins)}
-        print("by-field" if grouped else "per-tool")
-        for label, queries, truth in (
-            ("right plugin", [q for q, _ in rows], [r for _, r in rows]),
-            ("off-topic best", OFF_TOPIC_TUNING, [set() for _ in OFF_TOPIC_TUNING]),
-        ):
-            measures: dict[str, list[float]] = defaultdict(list)
-            for query, embedded, relevant in zip(
-                queries, search._embedded(queries), truth, strict=True
-            ):
-                scores = search._scores(query, embedded)
-                fused = search._fuse(scores, "fused")
-                best = [max(fused, key=lambda r: fused[r])] if fused else []
-                for row in [rows_of[n] for n in relevant] or best:
-                    total = scores.total or 1.0
-                    covered = search.covered(scores, row)
-                    weighted = search.covered(scores, row, search_module.WEAK_FIELD_SHARE)
-                    measures["evidence"].append(covered / scores.rarest)
-                    measures["coverage"].append(weighted / total)
-                    measures["cov. evid."].append(weighted / scores.rarest)
-                    if scores.semantic_plugin is not None and scores.semantic_tool is not None:
-                        measures["similarity"].append(
-                            max(
-                                float(scores.semantic_plugin[row]), float(scores.semantic_tool[row])
-                            )
-                        )
-            for name, values in measures.items():
-                qs = statistics.quantiles(values, n=20)
-                print(
-                    f"  {label:15} {name:10} n={len(values):4} p5={qs[0]:.2f} p50={qs[9]:.2f} max={max(values):.2f}"
-                )
-    print(
-        f"MIN_EVIDENCE={search_module.MIN_EVIDENCE} MIN_COVERAGE={search_module.MIN_COVERAGE} "
-        f"MIN_TERM_EVIDENCE={search_module.MIN_TERM_EVIDENCE} MIN_SIMILARITY={search_module.MIN_SIMILARITY} "
-        f"WEAK_FIELD_SHARE={search_module.WEAK_FIELD_SHARE}"
-    )
+        "4 Seal requests lexical p50/p99 ms", "fused p50/p99 ms",
+        "4 short tasks fused p50/p99 ms", "add one plugin ms",
+    ]))  # fmt: skip
 
 
 def main() -> None:
-    """Run the report, or tune or calibrate."""
+    """Run the report, or the tuning grids."""
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument(
-        "--tune", action="store_true", help="tune the field weights on test_out_domain"
-    )
-    parser.add_argument("--calibrate", action="store_true", help="show the fit threshold data")
+    parser.add_argument("--engine-root", help="measure the oracle_core of another tree")
+    parser.add_argument("--tune", action="store_true", help="the fusion and fit grids")
+    parser.add_argument("--fit", action="store_true", help="with --tune: the fit floors only")
     args = parser.parse_args()
     if args.tune:
-        tune()
-    elif args.calibrate:
-        calibrate()
+        import search_tune
+
+        search_tune.main()
     else:
         report()
 

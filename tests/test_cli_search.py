@@ -14,7 +14,11 @@ pytestmark = pytest.mark.slow  # runs subprocesses: `pytest -m 'not slow'` skips
 
 
 def run_search(
-    site: SitePackages, *args: str, stdin: str | None = None, probe: bool = False
+    site: SitePackages,
+    *args: str,
+    stdin: str | None = None,
+    probe: bool = False,
+    semantic: bool = False,
 ) -> subprocess.CompletedProcess[str]:
     environ = {
         **os.environ,
@@ -23,6 +27,8 @@ def run_search(
         "ORACLE_LOAD_PLUGINS": "weather,calendar,audit",
         "ORACLE_EMBEDDING_MODEL": "none",  # lexical: the same ranking with or without wordllama
     }
+    if semantic:  # the default install: wordllama's offline embeddings
+        del environ["ORACLE_EMBEDDING_MODEL"]
     command = [sys.executable, "-m", "oracle_core", "search", *args]
     if probe:  # report whether litellm was imported, after the command ran
         code = (
@@ -63,7 +69,7 @@ def test_search_prints_the_candidates_of_each_query(catalog: SitePackages) -> No
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     assert lines[0] == "query: rain forecast"
-    assert lines[1].split() == ["#", "SCORE", "PLUGIN", "TOOLS", "SUMMARY"]
+    assert lines[1].split() == ["#", "SCORE", "PLUGIN", "TOOLS", "MATCH", "SUMMARY"]
     assert lines[2].split()[2:4] == ["weather", "get_forecast"]
     rows = [line.split() for line in lines if line.startswith("  ") and line.split()[0].isdigit()]
     assert "audit" not in [row[2] for row in rows]  # silent: never found, though its tool matches
@@ -105,3 +111,48 @@ def test_search_does_not_import_litellm(catalog: SitePackages) -> None:
 
     assert result.stderr.strip().endswith("False"), result.stderr
     assert "weather" in result.stdout
+
+
+def test_explain_shows_the_fields_and_words_that_matched_and_the_score_parts(
+    catalog: SitePackages,
+) -> None:
+    result = run_search(catalog, "--explain", "rain forecast")
+
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "weather: lexical +" in out and "semantic +" in out
+    assert "word evidence" in out
+    assert "tags: rain, forecast" in out
+    assert "tool:get_forecast.name: forecast" in out
+
+
+def test_json_explain_adds_an_explain_object_to_each_candidate(catalog: SitePackages) -> None:
+    result = run_search(catalog, "--json", "--explain", "rain forecast", semantic=True)
+
+    assert result.returncode == 0, result.stderr
+    top = json.loads(result.stdout.splitlines()[0])["results"][0]
+    assert top["name"] == "weather" and top["match"] in ("strong", "weak")
+    explain = top["explain"]
+    assert set(explain) >= {"lexical", "semantic", "words", "evidence", "cosine", "closest"}
+    assert explain["words"]["tags"] == ["rain", "forecast"]
+    assert explain["cosine"] is not None and explain["closest"]["field"]
+
+
+def test_explain_with_the_semantic_ranker_does_not_import_litellm(catalog: SitePackages) -> None:
+    result = run_search(catalog, "--explain", "forecast", probe=True, semantic=True)
+
+    assert result.stderr.strip().endswith("False"), result.stderr
+    assert "weather" in result.stdout
+
+
+def test_neither_import_oracle_core_nor_oracle_help_imports_wordllama() -> None:
+    code = (
+        "import sys\nimport oracle_core\nfrom oracle_core.cli import main\n"
+        "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
+        "print('wordllama' in sys.modules, 'litellm' in sys.modules, file=sys.stderr)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
+    )
+
+    assert result.stderr.strip().splitlines()[-1] == "False False", result.stderr

@@ -104,10 +104,10 @@ def test_a_new_plugin_installs_is_discovered_and_passes_its_own_tests_and_workfl
     )
     assert [t["name"] for t in plugin["tools"]] == ["hello_world_greet"]
     assert tested.returncode == 0, tested.stdout + tested.stderr
-    assert "4 passed" in tested.stdout
+    assert "5 passed" in tested.stdout
     assert "litellm imported: False" in tested.stdout
     assert linted.returncode == 0, linted.stdout + linted.stderr
-    assert ci_tested.returncode == 0 and "4 passed" in ci_tested.stdout, ci_tested.stdout
+    assert ci_tested.returncode == 0 and "5 passed" in ci_tested.stdout, ci_tested.stdout
     # The built distribution says its license the PEP 639 way and ships the file.
     [info] = site.glob("oracle_plugin_hello_world-*.dist-info")
     assert "License-Expression: Apache-2.0" in (info / "METADATA").read_text()

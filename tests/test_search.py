@@ -12,8 +12,6 @@ from support import CodePlugin
 
 from oracle_core.authoring.manifest import Example, PluginManifest
 from oracle_core.authoring.tools.tool import Tool
-from oracle_core.capabilities.embeddings import LiteLLMEmbedder
-from oracle_core.capabilities.index import PLUGIN_WEIGHTS, TOOL_WEIGHTS, Analyzer
 from oracle_core.capabilities.meta_tools import (
     MAX_LOAD_NAMES,
     META_TOOL_SCHEMAS,
@@ -22,7 +20,12 @@ from oracle_core.capabilities.meta_tools import (
     load_capability,
     search_capabilities,
 )
-from oracle_core.capabilities.search import CapabilitySearch, split_clauses
+from oracle_core.capabilities.search import (
+    Analyzer,
+    CapabilitySearch,
+    LiteLLMEmbedder,
+    split_clauses,
+)
 from oracle_core.plugins.discovery import PluginSource
 from oracle_core.plugins.registry import Plugin, Registry
 from oracle_core.testing.openai_server import FakeOpenAI, Reply
@@ -460,16 +463,12 @@ def test_a_generic_word_found_only_in_parameter_texts_is_no_fit() -> None:
 def test_the_same_word_in_what_a_plugin_is_for_is_a_fit() -> None:
     found = search_json(_catalog_with_a_word_in_parameters("help", tagged=True), "can you help me")
 
-    assert names(found[0]) == ["invoices-10"]
+    # The query fits, so the plugins that only mention the word follow as weak candidates.
+    assert names(found[0])[0] == "invoices-10"
 
 
-def test_the_plain_baseline_neither_stems_nor_weights_and_ranks_by_plugin_bm25_alone() -> None:
-    plain = CapabilitySearch(
-        small_catalog(),
-        plugin_weights=dict.fromkeys(PLUGIN_WEIGHTS, 1),
-        tool_weights=dict.fromkeys(TOOL_WEIGHTS, 1),
-        analyzer=Analyzer(stem=False),
-    )
+def test_the_bm25_mode_ranks_by_plugin_documents_alone_and_stemming_can_be_turned_off() -> None:
+    plain = CapabilitySearch(small_catalog(), analyzer=Analyzer(stem=False))
 
     assert plain.analyzer.terms("forecasts events") == ["forecasts", "events"]
     assert Analyzer().terms("forecasts events") == ["forecast", "event"]
@@ -521,7 +520,7 @@ def test_each_sentence_of_a_request_finds_its_plugin_near_the_top() -> None:
     found = search_json(_catalog_where_one_topic_crowds_the_rest(), REQUEST)
 
     assert names(found[0])[:2].count("hearing") == 1
-    assert names(found[0])[0].startswith("dance-")
+    assert any(name.startswith("dance-") for name in names(found[0])[:2])
     hearing = next(r for r in found[0]["results"] if r["name"] == "hearing")
     assert hearing["tools"] == ["check_tinnitus"]
     assert not any(name.startswith(("invoices", "tides", "trains")) for name in names(found[0]))

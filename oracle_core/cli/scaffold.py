@@ -135,6 +135,7 @@ from oracle_core import Oracle
 from oracle_core.testing import (
     OracleFactory,
     ScriptedModel,
+    assert_findable,
     assert_shown,
     assert_tool_called,
     call_tool,
@@ -150,6 +151,12 @@ TOOL = "{tool}"
 
 def test_the_plugin_conforms() -> None:
     check_plugin(plugin)
+
+
+def test_requests_in_users_words_find_it() -> None:
+    # Its examples and these requests must find it in the first 3 of search_capabilities'
+    # candidates among 2,000 other tools: add the ways your users ask for it.
+    assert_findable(plugin, requests=["greet my friend Ana"], within=3)
 
 
 async def test_the_tool_greets_by_name(oracle_factory: OracleFactory) -> None:

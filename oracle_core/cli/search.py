@@ -23,12 +23,18 @@ def _queries(arguments: tuple[str, ...]) -> list[str]:
     help="Candidates a query at most (the model gets 6).",
 )  # fmt: skip
 @click.option("--json", "as_json", is_flag=True, help="One JSON object a line, with scores.")
-def search_command(queries: tuple[str, ...], limit: int, as_json: bool) -> None:
+@click.option(
+    "--explain", is_flag=True,
+    help="Show which fields and words matched and the lexical and semantic parts of each score.",
+)  # fmt: skip
+def search_command(queries: tuple[str, ...], limit: int, as_json: bool, explain: bool) -> None:
     """Search the installed capabilities as the model would, one result set a QUERY.
 
     Give `-` to read one query a line from standard input. The candidates are those the
     search_capabilities meta-tool returns (with --limit 6), best first, each with the tools
-    that matched; a query nothing fits gets none.
+    that matched and whether it is a strong or weak match; a query nothing fits gets none.
+    With --explain each candidate also shows the words each manifest field matched, the
+    closest embedded text, and its score's lexical and semantic parts.
     """
     from oracle_core.capabilities.meta_tools import search_results
     from oracle_core.capabilities.search import CapabilitySearch
@@ -40,11 +46,17 @@ def search_command(queries: tuple[str, ...], limit: int, as_json: bool) -> None:
     search = CapabilitySearch.for_settings(oracle.registry, oracle.settings)
     found = search.search(texts, limit)
     results = search_results(texts, found, loaded=(), scores=True)
+    for item, candidates in zip(results, found, strict=True):
+        for entry, candidate in zip(item["results"], candidates, strict=True):
+            entry["match"] = candidate.match
+    reasons = search.explain(texts, limit) if explain else [[] for _ in texts]
     if as_json:
-        for item in results:
+        for item, why in zip(results, reasons, strict=True):
+            for entry, one in zip(item["results"], why, strict=False):  # none without --explain
+                entry["explain"] = one
             click.echo(json.dumps(item, ensure_ascii=False))
         return
-    for number, item in enumerate(results):
+    for number, (item, why) in enumerate(zip(results, reasons, strict=True)):
         if number:
             click.echo()
         click.echo(f"query: {item['query']}")
@@ -52,8 +64,33 @@ def search_command(queries: tuple[str, ...], limit: int, as_json: bool) -> None:
             click.echo(f"  {item['note']}")
             continue
         rows = [
-            [str(rank), f"{r['score']:.4f}", r["name"], ", ".join(r["tools"]) or "-", r["summary"]]
+            [str(rank), f"{r['score']:.4f}", r["name"], ", ".join(r["tools"]) or "-", r["match"],
+             r["summary"]]
             for rank, r in enumerate(item["results"], 1)
-        ]
-        text = table(rows, ["#", "SCORE", "PLUGIN", "TOOLS", "SUMMARY"])
+        ]  # fmt: skip
+        text = table(rows, ["#", "SCORE", "PLUGIN", "TOOLS", "MATCH", "SUMMARY"])
         click.echo("\n".join(f"  {line}" for line in text.splitlines()))
+        for one in why:
+            click.echo(_explained(one))
+
+
+def _explained(one: dict[str, object]) -> str:
+    """One candidate's explanation as indented lines."""
+    parts = one["parts"]
+    assert isinstance(parts, dict)
+    shares = ", ".join(f"{k} {v:+.2f}" for k, v in parts.items() if v)
+    lines = [
+        f"  {one['name']}: lexical {one['lexical']:+.2f}, semantic {one['semantic']:+.2f}, "
+        f"sentence {one['sentence']:+.2f} ({shares or 'no parts'})",
+        f"    word evidence {one['evidence']}, cosine {one['cosine']}",
+    ]
+    closest = one.get("closest")
+    if isinstance(closest, dict):
+        lines.append(f"    closest in meaning: {closest['field']} (cosine {closest['cosine']})")
+    words = one["words"]
+    assert isinstance(words, dict)
+    for field, hits in words.items():
+        lines.append(f"    {field}: {', '.join(hits)}")
+    if not words:
+        lines.append("    no query word matched: found by meaning only")
+    return "\n".join(lines)

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
         check_plugin,
     )
     from oracle_core.testing.drive import call_tool, run_turn
+    from oracle_core.testing.findability import assert_findable
     from oracle_core.testing.function_schema import function_schema_problems
     from oracle_core.testing.guard import RealModelRequestError, refuse_model_requests
     from oracle_core.testing.harness import OracleFactory
@@ -52,6 +53,7 @@ _HOMES = {
     "check_plugin": "conformance",
     "call_tool": "drive",
     "run_turn": "drive",
+    "assert_findable": "findability",
     "function_schema_problems": "function_schema",
     "RealModelRequestError": "guard",
     "refuse_model_requests": "guard",
@@ -79,6 +81,7 @@ __all__ = [
     "ScriptedModel",
     "ScriptedModelBase",
     "SeenRequest",
+    "assert_findable",
     "assert_shown",
     "assert_tool_called",
     "assert_tool_not_called",

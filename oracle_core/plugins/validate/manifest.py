@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from pydantic import ValidationError
 
 from oracle_core.authoring.manifest import (
@@ -9,7 +11,9 @@ from oracle_core.authoring.manifest import (
     describe_validation_error,
     manifest_warnings,
 )
+from oracle_core.authoring.tools.tool import Tool
 from oracle_core.errors import ManifestError
+from oracle_core.plugins.findability import findability_warnings
 from oracle_core.plugins.validate.problems import Problem
 from oracle_core.plugins.validate.results import HookResults
 
@@ -73,12 +77,13 @@ def _field_problems(error: ValidationError) -> list[Problem]:
     ]
 
 
-def warning_problems(manifest: PluginManifest) -> list[Problem]:
-    """Every warning of a valid manifest (soft limits it exceeds: the plugin still loads).
+def warning_problems(manifest: PluginManifest, tools: Sequence[Tool]) -> list[Problem]:
+    """Every warning of a valid manifest (soft limits it exceeds, what makes it hard to find:
+    the plugin still loads).
 
     The one place a manifest's warnings are gathered: a new kind of warning is added here.
     """
     return [
         Problem(f"manifest field {w.field!r} {w.message}", field=w.field)
-        for w in manifest_warnings(manifest)
+        for w in [*manifest_warnings(manifest), *findability_warnings(manifest, tools)]
     ]

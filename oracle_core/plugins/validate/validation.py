@@ -103,7 +103,7 @@ def validate(
         if not known:
             errors += example_problems(manifest, tools)
         errors += connection_problems(manifest, tools)  # cheap: only tools that list some
-        warnings = warning_problems(manifest) + warnings
+        warnings = warning_problems(manifest, tools) + warnings
     return Validation(
         name=plugin,
         manifest=manifest,

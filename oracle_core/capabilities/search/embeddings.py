@@ -1,12 +1,12 @@
 """Embedders for the semantic ranker of capability search: offline ``wordllama``, or litellm.
 
-- :class:`WordLlamaEmbedder`: the static embeddings shipped in the ``wordllama`` wheel
-  (``pip install 'oracle-core[search]'``), loaded from the package folder; nothing is ever
-  downloaded.
+- :class:`WordLlamaEmbedder`: the static embeddings shipped in the ``wordllama`` wheel (a
+  core dependency), loaded from the package folder; nothing is ever downloaded. It is
+  imported on the first search only, never with ``oracle_core``.
 - :class:`LiteLLMEmbedder`: any litellm embedding model (``ORACLE_EMBEDDING_MODEL``), for
   operators with a provider.
 
-Without either, search is lexical alone.
+With ``ORACLE_EMBEDDING_MODEL=none`` (or without wordllama), search is lexical alone.
 """
 
 from __future__ import annotations

@@ -1,0 +1,170 @@
+"""The fit rule: does anything in the catalog plausibly relate to a query, and what.
+
+It is decided on the query as a whole: the query gets its ranked candidates when its best
+candidates are plausibly related, by meaning (cosine over :attr:`FitRule.cosine_floor`) or
+by words (:func:`word_evidence` over :attr:`FitRule.evidence_floor`), and none otherwise.
+Only evidence *for* a plugin counts: words the catalog does not hold (names, values,
+numbers, places) add nothing and take nothing away, so "weather in porto" is as much about
+weather as "weather". The floors were calibrated on the tuning sets so that an on-topic
+request is rarely left with nothing (worse than an off-topic one given weak candidates).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from oracle_core.capabilities.search.index import CatalogIndex
+from oracle_core.capabilities.search.scoring import Scores, known_cosine
+
+Match = Literal["strong", "weak"]
+"""How well a candidate fits: ``strong`` when it alone makes the query fit, else ``weak``."""
+
+
+@dataclass(frozen=True)
+class FitRule:
+    """The calibrated floors of the fit rule.
+
+    Attributes:
+        cosine_floor: a query fits when one of its first candidates is this close.
+        evidence_floor: ... or holds this much word evidence.
+        paired_cosine: ... or is this close while holding ``paired_evidence`` (one fully
+            specific word and some closeness in meaning; without embeddings the word alone).
+        paired_evidence: see ``paired_cosine``.
+        covered_evidence: ... or holds, in what it is for, every query word the catalog
+            knows, with at least this much evidence ("convert units" among twelve unit
+            converters: no single word is rare, together they fit) and is
+            ``covered_cosine`` close (without embeddings: the words alone).
+        covered_cosine: see ``covered_evidence``.
+        wordless_cosine: a query none of whose words the catalog knows (only numbers,
+            names, values: "what is 15% of 80") is decided by meaning alone, at this floor.
+        candidate_cosine: a candidate is listed when it is this close ...
+        candidate_evidence: ... or holds this much word evidence.
+        long_field_share: what a word counts when a plugin holds it only in tool
+            descriptions or parameter texts (a generic word there says little).
+        specific_share: a word held by at most this share of the catalog is fully
+            specific (counts 1 toward the evidence floors); commoner ones count less.
+        depth: how many of the first candidates the query-level decision looks at.
+    """
+
+    cosine_floor: float = 0.75
+    evidence_floor: float = 1.5
+    paired_cosine: float = 0.3
+    paired_evidence: float = 0.9
+    covered_evidence: float = 0.6
+    covered_cosine: float = 0.3
+    wordless_cosine: float = 0.35
+    candidate_cosine: float = 0.35
+    candidate_evidence: float = 0.3
+    long_field_share: float = 0.5
+    specific_share: float = 0.03
+    depth: int = 6
+
+
+FIT = FitRule()
+"""The fit rule search uses, calibrated with ``bench/search.py --tune --fit`` on BFCL-live
+``tune.jsonl`` and the even half of the off-topic requests: among the floors that leave at
+most 5% of the tuning requests without a candidate (4.3%), those that give the fewest
+off-topic requests candidates (26.7%). Stricter floors that leave 80% of the off-topic half
+empty would leave 8.2% of the on-topic requests empty, the worse failure."""
+
+
+def word_evidence(index: CatalogIndex, scores: Scores, row: int, rule: FitRule) -> float:
+    """How many specific query words plugin ``row`` holds (see :attr:`FitRule.specific_share`).
+
+    A word in what the plugin is for (name, title, summary, ``when_to_use``, examples, tags,
+    category, tool names) counts its specificity among those fields of the catalog: "weather"
+    is specific even where ten plugins are about weather, "get" is not. A word only in the
+    plugin's long fields (tool descriptions, parameter texts) counts ``share`` of its
+    specificity among whole documents (``rule.long_field_share``).
+    """
+    naming = index.naming[row]
+    total = 0.0
+    for term in scores.terms:
+        if term in naming:
+            total += index.naming_lexical.specificity(term, rule.specific_share)
+        elif index.plugin_lexical.has(row, term):
+            specificity = index.plugin_lexical.specificity(term, rule.specific_share)
+            total += rule.long_field_share * specificity
+    return total
+
+
+def cosine(index: CatalogIndex, scores: Scores, row: int) -> float:
+    """The query's best cosine to plugin ``row`` (``-1`` without embeddings)."""
+    semantic = scores.semantic
+    return -1.0 if semantic is None else float(semantic[row])
+
+
+def paired_cosine(index: CatalogIndex, scores: Scores, row: int) -> float:
+    """The cosine the paired and covered routes read: of the whole query or of its words the
+    catalog knows, whichever is closer, so a long place name cannot dilute the meaning of
+    "weather" below the paired floor. (The plain cosine floor reads the whole query only: a
+    chit-chat request cut to its one known word would look on topic.)"""
+    return max(cosine(index, scores, row), known_cosine(index, scores, row))
+
+
+def plausible(
+    index: CatalogIndex, scores: Scores, row: int, rule: FitRule
+) -> tuple[bool, float, float]:
+    """Whether ``row`` may be listed, with its cosine and word evidence."""
+    similarity = cosine(index, scores, row)
+    evidence = word_evidence(index, scores, row, rule)
+    listed = similarity >= rule.candidate_cosine or evidence >= rule.candidate_evidence
+    return listed, similarity, evidence
+
+
+def covers(index: CatalogIndex, scores: Scores, row: int) -> bool:
+    """Whether plugin ``row`` holds, in what it is for, every query word the catalog knows.
+
+    Words no plugin holds (names, values, places) are left out: they never count against.
+    """
+    known = [t for t in scores.terms if index.plugin_lexical.frequency(t)]
+    return bool(known) and all(t in index.naming[row] for t in known)
+
+
+def knows_a_word(index: CatalogIndex, scores: Scores) -> bool:
+    """Whether some plugin holds one of the query's words."""
+    return any(index.plugin_lexical.frequency(t) for t in scores.terms)
+
+
+def passes(
+    similarity: float,
+    evidence: float,
+    rule: FitRule,
+    semantic: bool = True,
+    covered: bool = False,
+    wordless: bool = False,
+    paired: float | None = None,
+) -> bool:
+    """Whether one candidate's ``(cosine, evidence)`` makes its query fit (``covered``: it
+    holds every known query word; ``wordless``: the catalog knows none of them; ``paired``:
+    its :func:`paired_cosine`, default ``similarity``)."""
+    if similarity >= rule.cosine_floor or evidence >= rule.evidence_floor:
+        return True
+    similarity = similarity if paired is None else max(similarity, paired)
+    if wordless and similarity >= rule.wordless_cosine:
+        return True
+    close = similarity >= rule.covered_cosine or not semantic
+    if covered and close and evidence >= rule.covered_evidence:
+        return True
+    close_enough = similarity >= rule.paired_cosine or not semantic
+    return close_enough and evidence >= rule.paired_evidence
+
+
+def query_fits(
+    measures: list[tuple[float, float, bool, float]],
+    rule: FitRule,
+    semantic: bool = True,
+    wordless: bool = False,
+) -> bool:
+    """Whether a query fits: one of its first candidates' ``(cosine, evidence, covers,
+    paired cosine)`` passes."""
+    return any(
+        passes(c, e, rule, semantic, v, wordless, p) for c, e, v, p in measures[: rule.depth]
+    )
+
+
+def match(passed: bool) -> Match:
+    """``strong`` for a candidate that makes its query fit on its own, else ``weak`` (it is
+    listed because it is plausibly related to a query another candidate fits)."""
+    return "strong" if passed else "weak"
