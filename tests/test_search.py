@@ -110,6 +110,7 @@ def test_search_returns_each_query_in_order_with_the_matching_tools() -> None:
         "visibility": "on-demand",
         "loaded": False,
         "tools": ["get_forecast"],
+        "match": "strong",
     }
     assert names(found[1])[0] == "calendar"
     assert found[1]["results"][0]["tools"] == ["create_event"]
@@ -125,6 +126,7 @@ def test_loaded_is_true_for_always_and_loaded_plugins() -> None:
         "visibility": "always",
         "loaded": True,
         "tools": ["save_memory"],
+        "match": "strong",
     }
 
 
@@ -217,6 +219,7 @@ async def test_the_model_searches_then_loads_what_it_found(
                     "visibility": "on-demand",
                     "loaded": False,
                     "tools": ["weather_tool"],
+                    "match": "strong",
                 }
             ],
         }

@@ -46,9 +46,6 @@ def search_command(queries: tuple[str, ...], limit: int, as_json: bool, explain:
     search = CapabilitySearch.for_settings(oracle.registry, oracle.settings)
     found = search.search(texts, limit)
     results = search_results(texts, found, loaded=(), scores=True)
-    for item, candidates in zip(results, found, strict=True):
-        for entry, candidate in zip(item["results"], candidates, strict=True):
-            entry["match"] = candidate.match
     reasons = search.explain(texts, limit) if explain else [[] for _ in texts]
     if as_json:
         for item, why in zip(results, reasons, strict=True):

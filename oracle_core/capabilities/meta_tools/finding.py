@@ -60,8 +60,11 @@ def search_queries(arguments: Any) -> list[str] | str:
 
 
 def candidate_entry(candidate: Candidate, loaded: Sequence[str]) -> dict[str, Any]:
-    """One search candidate as the model sees it."""
-    return {**about(candidate.plugin, loaded), "tools": list(candidate.tools)}
+    """One search candidate as the model sees it: what it is, its tools that matched, and
+    whether it fits the query on its own (``strong``) or is only plausibly related (``weak``)."""
+    entry = {**about(candidate.plugin, loaded), "tools": list(candidate.tools)}
+    entry["match"] = candidate.match
+    return entry
 
 
 def search_results(
