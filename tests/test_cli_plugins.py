@@ -162,3 +162,32 @@ def test_plugins_reports_a_tool_whose_schema_cannot_be_built(site: SitePackages)
             "cannot turn into a JSON schema"
         ) in result.stdout
         assert "use str, int, float, bool, a list or dict of them" in result.stdout
+
+
+def test_plugins_says_what_would_make_a_plugin_easier_to_find(site: SitePackages) -> None:
+    install_sample(site)  # alpha's summary only repeats its name; it gives no examples
+    site.add(
+        "oracle-plugin-gamma",
+        plugin_code(
+            "gamma",
+            extra_manifest="title='Gamma', examples=[Example(user='ping me', tool='gamma_ping',"
+            " args={'text': 'me'})],",
+        )
+        .replace('summary="The gamma plugin."', 'summary="Answers pings with the text sent."')
+        .replace("import hookimpl,", "import Example, hookimpl,"),
+        entry_point="gamma",
+    )
+
+    text = run_oracle(site, "plugins", ORACLE_LOAD_PLUGINS="alpha,gamma").stdout
+    report = json.loads(
+        run_oracle(site, "plugins", "--json", ORACLE_LOAD_PLUGINS="alpha,gamma").stdout
+    )
+
+    assert "Hard to find (2; see `oracle search --explain`):" in text
+    assert "  alpha: summary only repeats the plugin's name;" in text
+    assert "  alpha: examples is empty; add an example request" in text
+    assert {(h["plugin"], h["field"]) for h in report["hints"]} == {
+        ("alpha", "summary"),
+        ("alpha", "examples"),
+    }
+    assert [w for w in report["warnings"] if w["plugin"] == "gamma"] == []

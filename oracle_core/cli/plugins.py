@@ -14,13 +14,26 @@ if TYPE_CHECKING:
 
 
 def plugins_report(registry: Registry) -> dict[str, Any]:
-    """The registry as JSON-ready data: plugins, failures and warnings.
+    """The registry as JSON-ready data: plugins, failures, warnings and hints.
 
     Each failure lists every problem the validator found in the plugin (``problems``), the
     same sentences ``check_plugin`` reports; ``message`` is them all in one text. An MCP
     server's plugin also has ``mcp``: its transport, state, tools, restarts and last error.
+    ``hints`` say what would make a plugin easier for capability search to find (no
+    examples, no ``when_to_use``, a summary that only repeats the name): advice, not
+    warnings, so ``check_plugin`` does not fail on them.
     """
+    from oracle_core.plugins.findability import findability_advice
     from oracle_core.plugins.mcp.adapter import MCPPlugin
+
+    warned = {(w.plugin, w.field) for w in registry.warnings}
+    hints = [
+        {"plugin": h.plugin, "field": h.field, "message": h.message}
+        for p in registry
+        if p.visibility != "silent"
+        for h in findability_advice(p.manifest, p.tools)
+        if (h.plugin, h.field) not in warned
+    ]
 
     return {
         "plugins": [
@@ -52,6 +65,7 @@ def plugins_report(registry: Registry) -> dict[str, Any]:
         "warnings": [
             {"plugin": w.plugin, "field": w.field, "message": w.message} for w in registry.warnings
         ],
+        "hints": hints,
     }
 
 
@@ -135,3 +149,7 @@ def plugins_command(as_json: bool) -> None:
         click.echo(f"\nWarnings ({len(report['warnings'])}):")
         for w in report["warnings"]:
             click.echo(f"  {w['plugin']}: {w['message']}")
+    if report["hints"]:
+        click.echo(f"\nHard to find ({len(report['hints'])}; see `oracle search --explain`):")
+        for h in report["hints"]:
+            click.echo(f"  {h['plugin']}: {h['field']} {h['message']}")
