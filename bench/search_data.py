@@ -31,6 +31,7 @@ SEAL = SHARED / "seal-tools"
 BFCL = SHARED / "bfcl-live"
 OFFTOPIC = SHARED / "offtopic" / "requests.json"
 SHORT_TASKS = Path(__file__).resolve().parent / "data" / "bfcl_short_tasks.jsonl"
+SHORT_TASKS_TUNE = SHORT_TASKS.with_name("bfcl_short_tasks_tune.jsonl")
 TYPES = {"str": "string", "int": "integer", "float": "number", "bool": "boolean"}
 
 

@@ -38,6 +38,10 @@ class FitRule:
         covered_cosine: see ``covered_evidence``.
         wordless_cosine: a query none of whose words the catalog knows (only numbers,
             names, values: "what is 15% of 80") is decided by meaning alone, at this floor.
+        short_terms: a query of at most this many search terms is *short* ...
+        short_cosine: ... and fits when one of its first candidates is this close: two or
+            three words rarely add up to the word evidence floors ("track my package"), so
+            a short query is decided by meaning at the floor a candidate is listed at.
         candidate_cosine: a candidate is listed when it is this close ...
         candidate_evidence: ... or holds this much word evidence.
         long_field_share: what a word counts when a plugin holds it only in tool
@@ -54,6 +58,8 @@ class FitRule:
     covered_evidence: float = 0.6
     covered_cosine: float = 0.3
     wordless_cosine: float = 0.35
+    short_terms: int = 3
+    short_cosine: float = 0.35
     candidate_cosine: float = 0.35
     candidate_evidence: float = 0.3
     long_field_share: float = 0.5
@@ -66,7 +72,15 @@ FIT = FitRule()
 ``tune.jsonl`` and the even half of the off-topic requests: among the floors that leave at
 most 5% of the tuning requests without a candidate (4.3%), those that give the fewest
 off-topic requests candidates (26.7%). Stricter floors that leave 80% of the off-topic half
-empty would leave 8.2% of the on-topic requests empty, the worse failure."""
+empty would leave 8.2% of the on-topic requests empty, the worse failure.
+
+The short-query floor was calibrated (``--tune --fit``) on the short task descriptions of
+``bench/data/bfcl_short_tasks_tune.jsonl`` with the same tuning requests: of the floors
+(queries of at most 2 to 6 terms, cosine 0.25 to 0.5) that give no more of the off-topic half
+candidates than the rule without it, those of at most 3 terms and cosine 0.32 to 0.40 leave the
+fewest tuning requests empty (4.0% instead of 4.3%; short tasks 0.9% either way); 0.35, the
+middle of that range, is the floor a candidate is listed at. Looser floors (0.3) give 10
+points more of the off-topic half candidates."""
 
 
 def word_evidence(index: CatalogIndex, scores: Scores, row: int, rule: FitRule) -> float:
@@ -135,11 +149,15 @@ def passes(
     covered: bool = False,
     wordless: bool = False,
     paired: float | None = None,
+    short: bool = False,
 ) -> bool:
     """Whether one candidate's ``(cosine, evidence)`` makes its query fit (``covered``: it
     holds every known query word; ``wordless``: the catalog knows none of them; ``paired``:
-    its :func:`paired_cosine`, default ``similarity``)."""
+    its :func:`paired_cosine`, default ``similarity``; ``short``: the query is
+    :func:`short`)."""
     if similarity >= rule.cosine_floor or evidence >= rule.evidence_floor:
+        return True
+    if short and similarity >= rule.short_cosine:
         return True
     similarity = similarity if paired is None else max(similarity, paired)
     if wordless and similarity >= rule.wordless_cosine:
@@ -151,16 +169,23 @@ def passes(
     return close_enough and evidence >= rule.paired_evidence
 
 
+def short(scores: Scores, rule: FitRule) -> bool:
+    """Whether the query is short: at most :attr:`FitRule.short_terms` search terms."""
+    return 0 < len(scores.terms) <= rule.short_terms
+
+
 def query_fits(
     measures: list[tuple[float, float, bool, float]],
     rule: FitRule,
     semantic: bool = True,
     wordless: bool = False,
+    is_short: bool = False,
 ) -> bool:
     """Whether a query fits: one of its first candidates' ``(cosine, evidence, covers,
-    paired cosine)`` passes."""
+    paired cosine)`` passes (``is_short``: the query is :func:`short`)."""
     return any(
-        passes(c, e, rule, semantic, v, wordless, p) for c, e, v, p in measures[: rule.depth]
+        passes(c, e, rule, semantic, v, wordless, p, is_short)
+        for c, e, v, p in measures[: rule.depth]
     )
 
 

@@ -35,6 +35,7 @@ from oracle_core.capabilities.search.fit import (
     passes,
     plausible,
     query_fits,
+    short,
 )
 from oracle_core.capabilities.search.fusion import DEFAULT, FUSIONS, Fusion, combine, features
 from oracle_core.capabilities.search.index import CatalogIndex
@@ -225,6 +226,7 @@ class CapabilitySearch:
         rows = self._ranked_rows(fused, max(limit, self.fit.depth) * 3)
         semantic = scores.semantic is not None
         wordless = not knows_a_word(index, scores)
+        is_short = short(scores, self.fit)
 
         def measure(row: int) -> tuple[bool, float, float, bool, float]:
             listed, similarity, evidence = plausible(index, scores, row, self.fit)
@@ -240,7 +242,7 @@ class CapabilitySearch:
         # ``limit`` are listed.
         measured = [measure(row) for row in rows[: self.fit.depth]]
         first = [(c, e, v, p) for _, c, e, v, p in measured]
-        if not query_fits(first, self.fit, semantic, wordless):
+        if not query_fits(first, self.fit, semantic, wordless, is_short):
             return []
         found: list[Candidate] = []
         for number, row in enumerate(rows):
@@ -252,7 +254,9 @@ class CapabilitySearch:
             if listed:
                 plugin = index.plugins[row]
                 assert plugin is not None
-                fits = passes(similarity, evidence, self.fit, semantic, covered, wordless, paired)
+                fits = passes(
+                    similarity, evidence, self.fit, semantic, covered, wordless, paired, is_short
+                )
                 found.append(
                     Candidate(
                         plugin,
