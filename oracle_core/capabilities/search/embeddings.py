@@ -55,6 +55,12 @@ def _import_wordllama() -> Any:
     return wordllama
 
 
+_SMALL_BATCH = 64
+"""Up to this many texts are tokenized one by one (a search's queries and sentences): the
+tokenizer's thread pool costs more than it saves on a few texts, most of all on a busy
+machine."""
+
+
 class WordLlamaEmbedder:
     """``wordllama``'s bundled 256-dimension static embeddings, loaded offline."""
 
@@ -67,10 +73,32 @@ class WordLlamaEmbedder:
         self.name = f"wordllama-{getattr(wordllama, '__version__', '0')}"
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        """Embed ``texts`` (an empty list gives an empty array)."""
+        """Embed ``texts`` (an empty list gives an empty array): each text's mean token vector,
+        as wordllama's ``embed`` computes it, but over the texts' tokens alone (wordllama pads
+        every text to the longest of the batch: a long request beside its short sentences
+        cost ten times the work)."""
         if not texts:
             return np.zeros((0, 1), dtype=np.float32)
-        return _unit(self._model.embed(list(texts)))
+        model = self._model
+        table = model.embedding
+        if len(texts) > _SMALL_BATCH:
+            encoded = model.tokenize(list(texts))
+            ids = np.array([e.ids for e in encoded], dtype=np.int64)
+            mask = np.array([e.attention_mask for e in encoded], dtype=np.bool_)
+            lengths = mask.sum(axis=1)
+            tokens = ids[mask]
+        else:  # a search's few texts: one by one, unpadded, without the tokenizer's threads
+            encode = model.tokenizer.encode
+            pieces = [encode(t, add_special_tokens=False).ids for t in texts]
+            lengths = np.array([len(p) for p in pieces], dtype=np.int64)
+            tokens = np.fromiter((i for p in pieces for i in p), np.int64, int(lengths.sum()))
+        tokens = np.clip(tokens, 0, table.shape[0] - 1)
+        sums = np.zeros((len(texts), table.shape[1]), dtype=np.float32)
+        if len(tokens):
+            starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
+            has = lengths > 0
+            sums[has] = np.add.reduceat(table[tokens], starts[has], axis=0)
+        return _unit(sums / np.maximum(lengths, 1)[:, None].astype(np.float32))
 
 
 class LiteLLMEmbedder:

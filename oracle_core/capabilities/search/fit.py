@@ -132,13 +132,14 @@ def covers(index: CatalogIndex, scores: Scores, row: int) -> bool:
 
     Words no plugin holds (names, values, places) are left out: they never count against.
     """
-    known = [t for t in scores.terms if index.plugin_lexical.frequency(t)]
-    return bool(known) and all(t in index.naming[row] for t in known)
+    known = scores.known_terms(index)
+    naming = index.naming[row]
+    return bool(known) and all(t in naming for t in known)
 
 
 def knows_a_word(index: CatalogIndex, scores: Scores) -> bool:
     """Whether some plugin holds one of the query's words."""
-    return any(index.plugin_lexical.frequency(t) for t in scores.terms)
+    return bool(scores.known_terms(index))
 
 
 def passes(

@@ -74,13 +74,47 @@ def features(scores: Scores, alive: np.ndarray, fusion: Fusion) -> dict[str, np.
         out["semantic"] = zscore(semantic, alive)
         out["semantic_plugin"] = zscore(scores.semantic_plugin, alive)
     if scores.sentences:
-        each = [_sentence(s, alive, fusion) for s in scores.sentences]
+        each = _sentences(scores.sentences, alive, fusion)  # one row a sentence
         if fusion.sentence_rank_k > 0:
             floor = min(fusion.sentence_floor, 0.5 * float(np.sqrt(max(int(alive.sum()) - 1, 1))))
-            each = [
-                np.where(v >= floor, _by_rank(v, alive, fusion.sentence_rank_k), 0) for v in each
-            ]
+            each = np.where(each >= floor, _by_rank_rows(each, alive, fusion.sentence_rank_k), 0)
         out["sentence"] = np.asarray(np.max(each, axis=0), dtype=np.float32)
+    return out
+
+
+def zscore_rows(values: np.ndarray, alive: np.ndarray) -> np.ndarray:
+    """:func:`zscore` of each row of ``values`` at once."""
+    live = values if alive.all() else values[:, alive]
+    if not live.shape[1]:
+        return np.zeros_like(values, dtype=np.float32)
+    spread = live.std(axis=1, keepdims=True)
+    flat = spread < 1e-9
+    centred = (values - live.mean(axis=1, keepdims=True)) / np.where(flat, 1.0, spread)
+    return np.where(flat, 0.0, centred).astype(np.float32)
+
+
+def _sentences(sentences: list[Scores], alive: np.ndarray, fusion: Fusion) -> np.ndarray:
+    """Each sentence's fused score against the tools, one row a sentence (see
+    :func:`_sentence`), computed for all sentences at once."""
+    lexical = zscore_rows(np.stack([s.lexical_tool for s in sentences]), alive)
+    semantic = [s.semantic for s in sentences]
+    if any(v is None for v in semantic):
+        return np.stack([_sentence(s, alive, fusion) for s in sentences])
+    return fusion.lexical_weight * lexical + zscore_rows(np.stack(semantic), alive)  # type: ignore[arg-type]
+
+
+def _by_rank_rows(values: np.ndarray, alive: np.ndarray, k: float, depth: int = 50) -> np.ndarray:
+    """:func:`_by_rank` of each row of ``values`` at once."""
+    out = np.zeros(values.shape, dtype=np.float32)
+    masked = np.where(alive, values, -np.inf)
+    depth = min(depth, int(alive.sum()))
+    if depth <= 0:
+        return out
+    top = np.argpartition(-masked, depth - 1, axis=1)[:, :depth]
+    order = np.argsort(-np.take_along_axis(masked, top, axis=1), axis=1, kind="stable")
+    top = np.take_along_axis(top, order, axis=1)
+    ranks = 1.0 / (k + 1 + np.arange(depth, dtype=np.float32))
+    np.put_along_axis(out, top, np.broadcast_to(ranks, top.shape), axis=1)
     return out
 
 

@@ -145,6 +145,7 @@ class CatalogIndex:
         self.tool_lexical = LexicalIndex(self.k1, self.b)
         self.naming_lexical = LexicalIndex(self.k1, self.b)  # read for frequencies only
         self._alive: np.ndarray | None = None
+        self._products: tuple[np.ndarray, np.ndarray | None] | None = None
 
     @property
     def alive(self) -> np.ndarray:
@@ -152,6 +153,25 @@ class CatalogIndex:
         if self._alive is None or len(self._alive) != len(self.plugins):
             self._alive = np.array([p is not None for p in self.plugins], dtype=np.bool_)
         return self._alive
+
+    @property
+    def products(self) -> tuple[np.ndarray, np.ndarray | None]:
+        """The catalog's vectors laid out for one matrix product each (built once after a
+        sync): what each plugin is for and every tool side by side, transposed
+        (``dim x (plugins + tools)``), and the distinct short fields, transposed (``None``
+        without them). A query's rows times the first give its cosines to every plugin and
+        tool at once."""
+        if self._products is None:
+            assert self.sentence_vectors is not None and self.tool_vectors is not None
+            both = np.concatenate([self.sentence_vectors, self.tool_vectors]).T
+            fields = self.field_vectors
+            self._products = (
+                np.ascontiguousarray(both, dtype=np.float32),
+                np.ascontiguousarray(fields.T, dtype=np.float32)
+                if fields is not None and len(fields)
+                else None,
+            )
+        return self._products
 
     @property
     def semantic(self) -> bool:
@@ -263,6 +283,7 @@ class CatalogIndex:
         self.tool_vectors = _stack(self.tool_vectors, tools)
         self.field_vectors = _stack(self.field_vectors, distinct)
         self.field_ids = np.concatenate([self.field_ids, np.array(ids, dtype=np.int64)])
+        self._products = None
         return not missing
 
 

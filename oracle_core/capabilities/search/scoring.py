@@ -51,12 +51,34 @@ class Scores:
 
     @property
     def semantic(self) -> np.ndarray | None:
-        """Each plugin's best cosine: to its sentence, best tool or best field (max-sim)."""
+        """Each plugin's best cosine: to its sentence, best tool or best field (max-sim;
+        computed once for the parts it was computed of)."""
         parts = [
             p for p in (self.semantic_plugin, self.semantic_tool, self.semantic_field)
             if p is not None
         ]  # fmt: skip
-        return np.maximum.reduce(parts) if parts else None
+        cached: tuple[list[np.ndarray], np.ndarray | None] = self.__dict__.get(
+            "_semantic", ([], None)
+        )
+        kept, known = cached
+        if (
+            kept
+            and len(kept) == len(parts)
+            and all(a is b for a, b in zip(kept, parts, strict=True))
+        ):
+            return known
+        value = np.maximum.reduce(parts) if parts else None
+        self.__dict__["_semantic"] = (parts, value)
+        return value
+
+    def known_terms(self, index: CatalogIndex) -> list[str]:
+        """The text's terms some plugin of ``index`` holds (computed once)."""
+        cached = self.__dict__.get("_known_terms")
+        if cached is None:
+            frequency = index.plugin_lexical.frequency
+            cached = [t for t in self.terms if frequency(t)]
+            self.__dict__["_known_terms"] = cached
+        return cached
 
 
 def sentences_of(index: CatalogIndex, query: str) -> list[str]:
@@ -68,10 +90,11 @@ def sentences_of(index: CatalogIndex, query: str) -> list[str]:
 def score_queries(index: CatalogIndex, queries: Sequence[str], semantic: bool) -> list[Scores]:
     """Every query's :class:`Scores`.
 
-    All queries and their sentences are embedded in one batch and compared with the catalog
-    in one matrix product per kind of vector. (Comparing each sentence with its 100 best
-    tools by BM25 and the request's 100 best by meaning alone cost 0.7 to 1.4 points of
-    recall@5 on the Seal-Tools tuning sets and saved no time.)
+    All queries, their sentences and their known words are embedded in one batch (each
+    distinct text once) and compared with the catalog in two matrix products: every row
+    with every plugin and tool, the queries' rows with the short fields. (Comparing each
+    sentence with its 100 best tools by BM25 and the request's 100 best by meaning alone
+    cost 0.7 to 1.4 points of recall@5 on the Seal-Tools tuning sets and saved no time.)
     """
     split = [sentences_of(index, q) for q in queries]
     whole: list[Scores] = []
@@ -84,12 +107,19 @@ def score_queries(index: CatalogIndex, queries: Sequence[str], semantic: bool) -
         known = [known_text(index, q) for q in queries]
         extra = [k for k in known if k]
         texts = [*queries, *(s for sentences in split for s in sentences), *extra]
-        vectors = index.embedder.embed(texts).astype(np.float32, copy=False)
-        _semantic(index, whole, vectors[: len(queries)])
+        distinct = list(dict.fromkeys(texts))
+        embedded = index.embedder.embed(distinct).astype(np.float32, copy=False)
+        position = {text: at for at, text in enumerate(distinct)}
+        vectors = embedded[[position[t] for t in texts]]
         flat = [piece for pieces in parts for piece in pieces]
-        at = len(queries) + len(flat)
+        rows = len(queries) + len(flat)
+        both, fields = index.products
+        cosines = vectors[:rows] @ both  # every query and sentence to every plugin and tool
+        to_fields = None if fields is None else vectors[: len(queries)] @ fields
+        _semantic(index, whole, vectors[: len(queries)], cosines[: len(queries)], to_fields)
         if flat:
-            _sentence_semantic(index, flat, vectors[len(queries) : at])
+            _sentence_semantic(index, flat, vectors[len(queries) : rows], cosines[len(queries) :])
+        at = rows
         for scores, text in zip(whole, known, strict=True):
             if text:
                 scores.known_vector = vectors[at]
@@ -155,17 +185,21 @@ def _lexical(
     return Scores(terms, lexical_plugin, index.tools.best(tool_rows, count, 0.0), tool_rows)
 
 
-def _semantic(index: CatalogIndex, scores: list[Scores], vectors: np.ndarray) -> None:
-    """Add the cosines of ``vectors`` (one row a query) to each query's ``scores``."""
+def _semantic(
+    index: CatalogIndex,
+    scores: list[Scores],
+    vectors: np.ndarray,
+    cosines: np.ndarray,
+    to_fields: np.ndarray | None,
+) -> None:
+    """Add each query's cosines (``cosines``: one row a query, to every plugin then every
+    tool; ``to_fields``: to every distinct short field) to its ``scores``."""
     count = len(index.plugins)
-    assert index.sentence_vectors is not None and index.tool_vectors is not None
-    to_plugins = vectors @ index.sentence_vectors.T
-    to_tools = vectors @ index.tool_vectors.T
+    to_plugins, to_tools = cosines[:, :count], cosines[:, count:]
     best_tools = index.tools.best(to_tools, count, -1.0)
     best_fields = None
-    if index.field_vectors is not None and len(index.field_vectors):
-        to_fields = (vectors @ index.field_vectors.T)[:, index.field_ids]
-        best_fields = index.fields_of.best(to_fields, count, -1.0)
+    if to_fields is not None:
+        best_fields = index.fields_of.best(to_fields[:, index.field_ids], count, -1.0)
     for row, one in enumerate(scores):
         one.query_vector = vectors[row]
         one.semantic_plugin = to_plugins[row]
@@ -174,13 +208,14 @@ def _semantic(index: CatalogIndex, scores: list[Scores], vectors: np.ndarray) ->
         one.semantic_field = None if best_fields is None else best_fields[row]
 
 
-def _sentence_semantic(index: CatalogIndex, scores: list[Scores], vectors: np.ndarray) -> None:
-    """Each sentence's cosines to every tool and to what each plugin is for, in one matrix
-    product each (short fields are left out: a sentence asks for one action)."""
-    assert index.tool_vectors is not None and index.sentence_vectors is not None
-    to_plugins = vectors @ index.sentence_vectors.T
-    to_tools = vectors @ index.tool_vectors.T
-    best = index.tools.best(to_tools, len(index.plugins), -1.0)
+def _sentence_semantic(
+    index: CatalogIndex, scores: list[Scores], vectors: np.ndarray, cosines: np.ndarray
+) -> None:
+    """Add each sentence's cosines to every tool and to what each plugin is for (short
+    fields are left out: a sentence asks for one action)."""
+    count = len(index.plugins)
+    to_plugins, to_tools = cosines[:, :count], cosines[:, count:]
+    best = index.tools.best(to_tools, count, -1.0)
     for row, one in enumerate(scores):
         one.query_vector = vectors[row]
         one.semantic_plugin = to_plugins[row]
