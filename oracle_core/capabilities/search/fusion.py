@@ -13,7 +13,7 @@ ranker over the same features). :data:`DEFAULT` is the one the tuning sets prefe
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
@@ -65,20 +65,42 @@ def zscore(values: np.ndarray, alive: np.ndarray) -> np.ndarray:
 
 def features(scores: Scores, alive: np.ndarray, fusion: Fusion) -> dict[str, np.ndarray]:
     """The z-scored features of one query (semantic ones only with embeddings)."""
-    out = {
-        "lexical_plugin": zscore(scores.lexical_plugin, alive),
-        "lexical_tool": zscore(scores.lexical_tool, alive),
-    }
+    return features_of([scores], alive, fusion)[0]
+
+
+def _base(scores: Scores) -> dict[str, np.ndarray]:
+    base = {"lexical_plugin": scores.lexical_plugin, "lexical_tool": scores.lexical_tool}
     semantic = scores.semantic
     if semantic is not None and scores.semantic_plugin is not None:
-        out["semantic"] = zscore(semantic, alive)
-        out["semantic_plugin"] = zscore(scores.semantic_plugin, alive)
-    if scores.sentences:
-        each = _sentences(scores.sentences, alive, fusion)  # one row a sentence
+        base |= {"semantic": semantic, "semantic_plugin": scores.semantic_plugin}
+    return base
+
+
+def features_of(
+    queries: Sequence[Scores], alive: np.ndarray, fusion: Fusion
+) -> list[dict[str, np.ndarray]]:
+    """:func:`features` of each query, computed for all of them (and all their sentences) in
+    a few array operations rather than a few a query and sentence."""
+    if not queries:
+        return []
+    bases = [_base(q) for q in queries]
+    if any(b.keys() != bases[0].keys() for b in bases):  # mixed: one query at a time
+        return [features_of([q], alive, fusion)[0] for q in queries]
+    width = len(bases[0])
+    z = zscore_rows(np.stack([v for b in bases for v in b.values()]), alive)
+    out = [dict(zip(b, z[i * width : (i + 1) * width], strict=True)) for i, b in enumerate(bases)]
+    sentences = [s for q in queries for s in (q.sentences or ())]
+    if sentences:
+        each = _sentences(sentences, alive, fusion)  # one row a sentence
         if fusion.sentence_rank_k > 0:
             floor = min(fusion.sentence_floor, 0.5 * float(np.sqrt(max(int(alive.sum()) - 1, 1))))
             each = np.where(each >= floor, _by_rank_rows(each, alive, fusion.sentence_rank_k), 0)
-        out["sentence"] = np.asarray(np.max(each, axis=0), dtype=np.float32)
+        at = 0
+        for query, parts in zip(queries, out, strict=True):
+            count = len(query.sentences or ())
+            if count:
+                parts["sentence"] = np.asarray(each[at : at + count].max(axis=0), np.float32)
+            at += count
     return out
 
 

@@ -43,6 +43,7 @@ class Groups:
         self._live = np.zeros(0, dtype=np.int64)
         self._starts = np.zeros(0, dtype=np.int64)
         self._owners = np.zeros(0, dtype=np.int64)
+        self._ids: tuple[np.ndarray, np.ndarray] | None = None  # ids and ids[live], kept
 
     def add(self, owners: Sequence[int]) -> None:
         """Append items owned by ``owners`` (plugin rows)."""
@@ -56,6 +57,7 @@ class Groups:
         self._refresh()
 
     def _refresh(self) -> None:
+        self._ids = None
         self._live = np.flatnonzero(self.alive)
         owners = self.owner[self._live]
         if len(owners):
@@ -65,17 +67,27 @@ class Groups:
         else:
             self._starts = self._owners = np.zeros(0, dtype=np.int64)
 
-    def best(self, values: np.ndarray, plugins: int, fill: float) -> np.ndarray:
+    def best(
+        self, values: np.ndarray, plugins: int, fill: float, ids: np.ndarray | None = None
+    ) -> np.ndarray:
         """Each plugin's best item value (``fill`` for plugins without items).
 
-        ``values`` holds one value per item, or one row of them per query (2-D).
+        ``values`` holds one value per item, or one row of them per query (2-D); with
+        ``ids``, one value per distinct vector instead, item ``i`` reading ``values[ids[i]]``.
         """
-        if self._one_each(plugins):  # one item a plugin, in order: nothing to reduce
-            return np.asarray(values[..., self._live], dtype=np.float32)
+        live = self._live
+        if ids is not None:
+            if self._ids is None or self._ids[0] is not ids:
+                self._ids = (ids, ids[live])
+            live = self._ids[1]
+        elif self._one_each(plugins):  # one item a plugin, in order: nothing to reduce
+            if len(self.owner) == plugins:  # none removed: the values as they are
+                return np.asarray(values, dtype=np.float32)
+            return np.asarray(values[..., live], dtype=np.float32)
         best = np.full((*values.shape[:-1], plugins), fill, dtype=np.float32)
-        if len(self._live):
-            live = values[..., self._live].astype(np.float32, copy=False)
-            best[..., self._owners] = np.maximum.reduceat(live, self._starts, axis=-1)
+        if len(live):
+            items = values[..., live].astype(np.float32, copy=False)
+            best[..., self._owners] = np.maximum.reduceat(items, self._starts, axis=-1)
         return best
 
     def _one_each(self, plugins: int) -> bool:
@@ -88,8 +100,11 @@ class Groups:
         )
 
     def of(self, row: int) -> np.ndarray:
-        """The live items of plugin ``row``."""
-        return np.flatnonzero((self.owner == row) & self.alive)
+        """The live items of plugin ``row`` (items are appended in row order: the owners are
+        sorted, so a plugin's items are found by bisection)."""
+        start, end = np.searchsorted(self.owner, [row, row + 1])
+        items = np.arange(start, end)
+        return items[self.alive[start:end]]
 
 
 @dataclass

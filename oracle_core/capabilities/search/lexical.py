@@ -160,7 +160,17 @@ class LexicalIndex:
 
     def scores(self, terms: Sequence[str]) -> np.ndarray:
         """The BM25 score of every row for the query ``terms`` (each term counted once)."""
-        total = np.zeros(self.rows, dtype=np.float32)
-        for rows, values in self.term_scores(list(dict.fromkeys(terms))):
-            total[rows] += values  # rows are distinct within one term's postings
+        return summed(self.term_scores(list(dict.fromkeys(terms))), self.rows)
+
+
+def summed(postings: Sequence[tuple[np.ndarray, np.ndarray]], rows: int) -> np.ndarray:
+    """Every row's total of the ``(rows, scores)`` postings, in one pass."""
+    if not postings:
+        return np.zeros(rows, dtype=np.float32)
+    if len(postings) == 1:
+        total = np.zeros(rows, dtype=np.float32)
+        total[postings[0][0]] = postings[0][1]  # rows are distinct within one posting list
         return total
+    at = np.concatenate([r for r, _ in postings])
+    values = np.concatenate([v for _, v in postings])
+    return np.bincount(at, weights=values, minlength=rows).astype(np.float32)

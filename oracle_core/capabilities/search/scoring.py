@@ -15,6 +15,7 @@ import numpy as np
 
 from oracle_core.capabilities.search.analyzer import split_clauses
 from oracle_core.capabilities.search.index import CatalogIndex
+from oracle_core.capabilities.search.lexical import summed
 
 
 @dataclass
@@ -177,10 +178,7 @@ def _lexical(
     memo = {} if memo is None else memo
     missing = [t for t in terms if t not in memo]
     memo.update(zip(missing, index.tool_lexical.term_scores(missing), strict=True))
-    tool_rows = np.zeros(index.tool_lexical.rows, dtype=np.float32)
-    for term in terms:
-        rows, values = memo[term]
-        tool_rows[rows] += values  # rows are distinct within one term's postings
+    tool_rows = summed([memo[t] for t in terms], index.tool_lexical.rows)
     lexical_plugin = index.plugin_lexical.scores(terms) if plugin else np.zeros(count, np.float32)
     return Scores(terms, lexical_plugin, index.tools.best(tool_rows, count, 0.0), tool_rows)
 
@@ -199,7 +197,7 @@ def _semantic(
     best_tools = index.tools.best(to_tools, count, -1.0)
     best_fields = None
     if to_fields is not None:
-        best_fields = index.fields_of.best(to_fields[:, index.field_ids], count, -1.0)
+        best_fields = index.fields_of.best(to_fields, count, -1.0, index.field_ids)
     for row, one in enumerate(scores):
         one.query_vector = vectors[row]
         one.semantic_plugin = to_plugins[row]

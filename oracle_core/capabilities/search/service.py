@@ -37,7 +37,14 @@ from oracle_core.capabilities.search.fit import (
     query_fits,
     short,
 )
-from oracle_core.capabilities.search.fusion import DEFAULT, FUSIONS, Fusion, combine, features
+from oracle_core.capabilities.search.fusion import (
+    DEFAULT,
+    FUSIONS,
+    Fusion,
+    combine,
+    features,
+    features_of,
+)
 from oracle_core.capabilities.search.index import CatalogIndex
 from oracle_core.capabilities.search.lexical import BM25_B, BM25_K1
 from oracle_core.capabilities.search.scoring import Scores, score_queries
@@ -172,14 +179,13 @@ class CapabilitySearch:
         if mode == "bm25":
             return scores.lexical_plugin
         fusion = FUSIONS.get(mode, self.fusion)
-        parts = features(scores, alive, fusion)
         if mode == "lexical":
             lexical = _lexical_only(scores)
             return combine(features(lexical, alive, fusion), fusion)
         if mode == "semantic":
             semantic = scores.semantic
             return semantic if semantic is not None else np.zeros(len(alive), np.float32)
-        return combine(parts, fusion)
+        return combine(features(scores, alive, fusion), fusion)
 
     def _ranked_rows(
         self, values: np.ndarray, depth: int, matched: np.ndarray | None = None
@@ -214,15 +220,17 @@ class CapabilitySearch:
         index = self.index
         if not index.row_of:
             return [[] for _ in queries]
-        out: list[list[Candidate]] = []
-        for scores in self.scores(queries):
-            out.append(self._fitting(scores, limit))
-        return out
+        scored = self.scores(queries)
+        parts = features_of(scored, index.alive, self.fusion)  # all queries at once
+        return [
+            self._fitting(scores, limit, combine(p, self.fusion))
+            for scores, p in zip(scored, parts, strict=True)
+        ]
 
-    def _fitting(self, scores: Scores, limit: int) -> list[Candidate]:
-        """One query's candidates after the fit rule (see :mod:`.fit`)."""
+    def _fitting(self, scores: Scores, limit: int, fused: np.ndarray) -> list[Candidate]:
+        """One query's candidates after the fit rule (see :mod:`.fit`), ``fused`` its fused
+        scores."""
         index = self.index
-        fused = self.fused(scores)
         rows = self._ranked_rows(fused, max(limit, self.fit.depth) * 3)
         semantic = scores.semantic is not None
         wordless = not knows_a_word(index, scores)
