@@ -145,7 +145,7 @@ def known_text(index: CatalogIndex, query: str) -> str:
         return ""  # nothing to leave out (checked first: it is cheaper than analysing)
     kept, dropped, known = [], 0, 0
     for word in words:
-        terms = index.analyzer.terms(word)
+        terms = index.analyzer.word_terms(word)
         if terms and any(index.plugin_lexical.frequency(t) for t in terms):
             kept.append(word)
             known += 1
