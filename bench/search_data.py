@@ -146,9 +146,9 @@ def labelled(
     return out
 
 
-def short_tasks(owner: dict[str, str]) -> list[tuple[str, set[str]]]:
+def short_tasks(owner: dict[str, str], path: Path = SHORT_TASKS) -> list[tuple[str, set[str]]]:
     """The short task descriptions and the plugins that would do (the tool and its twins)."""
-    rows = load_jsonl(SHORT_TASKS)
+    rows = load_jsonl(path)
     return [(r["task"], {owner[t] for t in [r["tool"], *r["also"]]}) for r in rows]
 
 

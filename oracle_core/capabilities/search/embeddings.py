@@ -61,6 +61,10 @@ tokenizer's thread pool costs more than it saves on a few texts, most of all on 
 machine."""
 
 
+_CHUNK = 512
+"""Texts embedded together at most (the index's many texts go in chunks of this many)."""
+
+
 class WordLlamaEmbedder:
     """``wordllama``'s bundled 256-dimension static embeddings, loaded offline."""
 
@@ -70,6 +74,11 @@ class WordLlamaEmbedder:
         wordllama = _import_wordllama()
         folder = Path(wordllama.__file__).parent
         self._model = wordllama.WordLlama.load(cache_dir=folder, disable_download=True)
+        # A copy of its tokenizer that pads nothing: each text is read over its own tokens.
+        tokenizer = self._model.tokenizer
+        self._tokenizer = type(tokenizer).from_str(tokenizer.to_str())
+        self._tokenizer.no_padding()
+        self._tokenizer.no_truncation()
         self.name = f"wordllama-{getattr(wordllama, '__version__', '0')}"
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
@@ -79,19 +88,19 @@ class WordLlamaEmbedder:
         cost ten times the work)."""
         if not texts:
             return np.zeros((0, 1), dtype=np.float32)
-        model = self._model
-        table = model.embedding
+        if len(texts) > _CHUNK:  # bounded memory: at most a chunk's token vectors at once
+            return np.concatenate([
+                self.embed(texts[at : at + _CHUNK]) for at in range(0, len(texts), _CHUNK)
+            ])  # fmt: skip
+        table = self._model.embedding
+        tokenizer = self._tokenizer
         if len(texts) > _SMALL_BATCH:
-            encoded = model.tokenize(list(texts))
-            ids = np.array([e.ids for e in encoded], dtype=np.int64)
-            mask = np.array([e.attention_mask for e in encoded], dtype=np.bool_)
-            lengths = mask.sum(axis=1)
-            tokens = ids[mask]
-        else:  # a search's few texts: one by one, unpadded, without the tokenizer's threads
-            encode = model.tokenizer.encode
-            pieces = [encode(t, add_special_tokens=False).ids for t in texts]
-            lengths = np.array([len(p) for p in pieces], dtype=np.int64)
-            tokens = np.fromiter((i for p in pieces for i in p), np.int64, int(lengths.sum()))
+            encoded = tokenizer.encode_batch(list(texts), add_special_tokens=False)
+        else:  # a search's few texts: one by one, without the tokenizer's thread pool
+            encoded = [tokenizer.encode(t, add_special_tokens=False) for t in texts]
+        pieces = [e.ids for e in encoded]
+        lengths = np.array([len(p) for p in pieces], dtype=np.int64)
+        tokens = np.fromiter((i for p in pieces for i in p), np.int64, int(lengths.sum()))
         tokens = np.clip(tokens, 0, table.shape[0] - 1)
         sums = np.zeros((len(texts), table.shape[1]), dtype=np.float32)
         if len(tokens):

@@ -92,15 +92,28 @@ def word_evidence(index: CatalogIndex, scores: Scores, row: int, rule: FitRule) 
     plugin's long fields (tool descriptions, parameter texts) counts ``share`` of its
     specificity among whole documents (``rule.long_field_share``).
     """
+    named, long = _specificities(index, scores, rule)
     naming = index.naming[row]
-    total = 0.0
-    for term in scores.terms:
-        if term in naming:
-            total += index.naming_lexical.specificity(term, rule.specific_share)
-        elif index.plugin_lexical.has(row, term):
-            specificity = index.plugin_lexical.specificity(term, rule.specific_share)
-            total += rule.long_field_share * specificity
-    return total
+    total = sum(named[t] for t in naming & named.keys())
+    rest = (long.keys() - naming) & index.plugin_lexical.terms_of(row)
+    return total + rule.long_field_share * sum(long[t] for t in rest)
+
+
+def _specificities(
+    index: CatalogIndex, scores: Scores, rule: FitRule
+) -> tuple[dict[str, float], dict[str, float]]:
+    """The query's known terms' specificities among naming fields, and among whole documents
+    (those above 0), computed once a query: every candidate reads them."""
+    key = f"_specificities_{rule.specific_share}"
+    cached: tuple[dict[str, float], dict[str, float]] | None = scores.__dict__.get(key)
+    if cached is None:
+        share = rule.specific_share
+        known = scores.known_terms(index)
+        named = {t: index.naming_lexical.specificity(t, share) for t in known}
+        long = {t: index.plugin_lexical.specificity(t, share) for t in known}
+        cached = (named, {t: v for t, v in long.items() if v})
+        scores.__dict__[key] = cached
+    return cached
 
 
 def cosine(index: CatalogIndex, scores: Scores, row: int) -> float:

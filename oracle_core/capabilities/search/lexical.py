@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from collections.abc import Set as AbstractSet
 
 import numpy as np
 
@@ -131,6 +132,11 @@ class LexicalIndex:
     def rarest_idf(self) -> float:
         """The IDF of a term that one document holds: the unit of word evidence."""
         return math.log(1 + (max(self._live, 1) - 0.5) / 1.5)
+
+    def terms_of(self, row: int) -> AbstractSet[str]:
+        """The terms the document of ``row`` holds (none for a removed one)."""
+        counts = self._terms_of[row]
+        return frozenset() if counts is None else counts.keys()
 
     def has(self, row: int, term: str) -> bool:
         """Whether the document of ``row`` holds ``term``."""
