@@ -36,6 +36,7 @@ class Scores:
             it does not know were left out (names, places, values: the fit rule compares
             it with its first candidates, so they never count against a match).
         sentences: each sentence's scores, when the text has several.
+        text: the text (of a whole query; its known words are embedded when first read).
     """
 
     terms: list[str]
@@ -49,6 +50,7 @@ class Scores:
     query_vector: np.ndarray | None = None
     known_vector: np.ndarray | None = None
     sentences: list[Scores] | None = None
+    text: str = ""
 
     @property
     def semantic(self) -> np.ndarray | None:
@@ -113,10 +115,10 @@ def score_queries(index: CatalogIndex, queries: Sequence[str], semantic: bool) -
         memo: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # a term's tool scores, once
         whole.append(_lexical(index, terms, memo=memo))
         parts.append([_lexical(index, t, plugin=False, memo=memo) for _, t in clauses])
+    for scores, query in zip(whole, queries, strict=True):
+        scores.text = query
     if semantic and index.semantic and index.embedder is not None and queries:
-        known = [known_text(index, q) for q in queries]
-        extra = [k for k in known if k]
-        texts = [*queries, *(s for sentences in split for s in sentences), *extra]
+        texts = [*queries, *(s for sentences in split for s in sentences)]
         distinct = list(dict.fromkeys(texts))
         embedded = index.embedder.embed(distinct).astype(np.float32, copy=False)
         position = {text: at for at, text in enumerate(distinct)}
@@ -129,11 +131,6 @@ def score_queries(index: CatalogIndex, queries: Sequence[str], semantic: bool) -
         _semantic(index, whole, vectors[: len(queries)], cosines[: len(queries)], to_fields)
         if flat:
             _sentence_semantic(index, flat, vectors[len(queries) : rows], cosines[len(queries) :])
-        at = rows
-        for scores, text in zip(whole, known, strict=True):
-            if text:
-                scores.known_vector = vectors[at]
-                at += 1
     for scores, pieces in zip(whole, parts, strict=True):
         if pieces:
             scores.sentences = pieces
@@ -165,9 +162,22 @@ def known_text(index: CatalogIndex, query: str) -> str:
     return " ".join(kept) if known and dropped else ""
 
 
+def known_vector(index: CatalogIndex, scores: Scores) -> np.ndarray | None:
+    """The embedding of the query's known words (see :func:`known_text`), embedded when first
+    read: the fit rule reads it only for candidates that do not fit without it."""
+    if scores.known_vector is None and not scores.__dict__.get("_known_read"):
+        scores.__dict__["_known_read"] = True
+        embedder = index.embedder
+        if scores.text and scores.semantic is not None and embedder is not None:
+            text = known_text(index, scores.text)
+            if text:
+                scores.known_vector = embedder.embed([text]).astype(np.float32, copy=False)[0]
+    return scores.known_vector
+
+
 def known_cosine(index: CatalogIndex, scores: Scores, row: int) -> float:
     """The cosine of the query's known words to plugin ``row``'s closest vector (``-1``: none)."""
-    vector = scores.known_vector
+    vector = known_vector(index, scores)
     if vector is None or index.sentence_vectors is None or index.tool_vectors is None:
         return -1.0
     rows = [index.sentence_vectors[row][None, :], index.tool_vectors[index.tools.of(row)]]

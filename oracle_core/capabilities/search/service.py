@@ -238,13 +238,12 @@ class CapabilitySearch:
 
         def measure(row: int) -> tuple[bool, float, float, bool, float]:
             listed, similarity, evidence = plausible(index, scores, row, self.fit)
-            return (
-                listed,
-                similarity,
-                evidence,
-                covers(index, scores, row),
-                paired_cosine(index, scores, row),
-            )
+            covered = covers(index, scores, row)
+            fit = (similarity, evidence, self.fit, semantic, covered, wordless, None, is_short)
+            # The known words' cosine only ever helps: it is read (and those words embedded)
+            # for the candidates that do not fit without it.
+            paired = similarity if passes(*fit) else paired_cosine(index, scores, row)
+            return listed, similarity, evidence, covered, paired
 
         # Measured lazily: the first ``depth`` rows decide the query, the rest only until
         # ``limit`` are listed.
