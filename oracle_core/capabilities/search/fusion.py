@@ -94,7 +94,7 @@ def features_of(
         each = _sentences(sentences, alive, fusion)  # one row a sentence
         if fusion.sentence_rank_k > 0:
             floor = min(fusion.sentence_floor, 0.5 * float(np.sqrt(max(int(alive.sum()) - 1, 1))))
-            each = np.where(each >= floor, _by_rank_rows(each, alive, fusion.sentence_rank_k), 0)
+            each = _ranked_over(each, alive, fusion.sentence_rank_k, floor)
         at = 0
         for query, parts in zip(queries, out, strict=True):
             count = len(query.sentences or ())
@@ -106,13 +106,33 @@ def features_of(
 
 def zscore_rows(values: np.ndarray, alive: np.ndarray) -> np.ndarray:
     """:func:`zscore` of each row of ``values`` at once."""
-    live = values if alive.all() else values[:, alive]
+    every = bool(alive.all())
+    live = values if every else values[:, alive]
     if not live.shape[1]:
         return np.zeros_like(values, dtype=np.float32)
-    spread = live.std(axis=1, keepdims=True)
+    centred = values - live.mean(axis=1, keepdims=True)
+    deviation = centred if every else centred[:, alive]
+    spread = np.sqrt(np.mean(deviation * deviation, axis=1, keepdims=True))  # as std() does
     flat = spread < 1e-9
-    centred = (values - live.mean(axis=1, keepdims=True)) / np.where(flat, 1.0, spread)
-    return np.where(flat, 0.0, centred).astype(np.float32)
+    if flat.any():
+        return np.where(flat, 0.0, centred / np.where(flat, 1.0, spread)).astype(np.float32)
+    return np.asarray(centred / spread, dtype=np.float32)
+
+
+def _ranked_over(values: np.ndarray, alive: np.ndarray, k: float, floor: float) -> np.ndarray:
+    """``1 / (k + rank)`` of each row's live values of at least ``floor`` among its first 50
+    (0 elsewhere): :func:`_by_rank_rows` where the value reaches the floor, found among the
+    few values that do (every value ranked above one that does reaches it too)."""
+    out = np.zeros(values.shape, dtype=np.float32)
+    rows, columns = np.nonzero((values >= floor) & alive)
+    if not len(rows):
+        return out
+    order = np.lexsort((-values[rows, columns], rows))  # by row, then best first
+    rows, columns = rows[order], columns[order]
+    rank = np.arange(len(rows)) - np.searchsorted(rows, rows)
+    kept = rank < 50
+    out[rows[kept], columns[kept]] = 1.0 / (k + 1 + rank[kept].astype(np.float32))
+    return out
 
 
 def _sentences(sentences: list[Scores], alive: np.ndarray, fusion: Fusion) -> np.ndarray:
