@@ -15,7 +15,6 @@ import numpy as np
 
 from oracle_core.capabilities.search.analyzer import split_clauses
 from oracle_core.capabilities.search.index import CatalogIndex
-from oracle_core.capabilities.search.lexical import summed
 
 
 @dataclass
@@ -109,12 +108,14 @@ def score_queries(index: CatalogIndex, queries: Sequence[str], semantic: bool) -
     """
     analysed = [_clauses(index, q) for q in queries]
     split = [[c for c, _ in clauses] for _, clauses in analysed]
-    whole: list[Scores] = []
+    lexical = _lexical_all(
+        index, [terms for terms, _ in analysed], [t for _, c in analysed for _, t in c]
+    )
+    whole, rest = lexical[: len(queries)], lexical[len(queries) :]
     parts: list[list[Scores]] = []
-    for terms, clauses in analysed:
-        memo: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # a term's tool scores, once
-        whole.append(_lexical(index, terms, memo=memo))
-        parts.append([_lexical(index, t, plugin=False, memo=memo) for _, t in clauses])
+    for _, clauses in analysed:
+        parts.append(rest[: len(clauses)])
+        rest = rest[len(clauses) :]
     for scores, query in zip(whole, queries, strict=True):
         scores.text = query
     if semantic and index.semantic and index.embedder is not None and queries:
@@ -186,21 +187,36 @@ def known_cosine(index: CatalogIndex, scores: Scores, row: int) -> float:
     return float(np.max(np.concatenate(rows) @ vector))
 
 
-def _lexical(
-    index: CatalogIndex,
-    analysed: list[str],
-    plugin: bool = True,
-    memo: dict[str, tuple[np.ndarray, np.ndarray]] | None = None,
-) -> Scores:
-    """The lexical scores of a text whose terms are ``analysed``."""
-    terms = list(dict.fromkeys(analysed))
+def _lexical_all(
+    index: CatalogIndex, queries: list[list[str]], sentences: list[list[str]]
+) -> list[Scores]:
+    """The lexical scores of texts whose terms are given: the ``queries`` (scored against
+    plugin and tool documents) then the ``sentences`` (against tool documents only), every
+    text's postings summed in one pass."""
+    texts = [list(dict.fromkeys(t)) for t in [*queries, *sentences]]
     count = len(index.plugins)
-    memo = {} if memo is None else memo
-    missing = [t for t in terms if t not in memo]
-    memo.update(zip(missing, index.tool_lexical.term_scores(missing), strict=True))
-    tool_rows = summed([memo[t] for t in terms], index.tool_lexical.rows)
-    lexical_plugin = index.plugin_lexical.scores(terms) if plugin else np.zeros(count, np.float32)
-    return Scores(terms, lexical_plugin, index.tools.best(tool_rows, count, 0.0), tool_rows)
+    tools = index.tool_lexical
+    tool_rows = _summed_all([tools.term_scores(t) for t in texts], tools.rows)
+    best = index.tools.best(tool_rows, count, 0.0)
+    plugins = _summed_all(
+        [index.plugin_lexical.term_scores(t) for t in texts[: len(queries)]], count
+    )
+    none = np.zeros(count, np.float32)
+    return [
+        Scores(terms, plugins[i] if i < len(queries) else none, best[i], tool_rows[i])
+        for i, terms in enumerate(texts)
+    ]
+
+
+def _summed_all(texts: list[list[tuple[np.ndarray, np.ndarray]]], rows: int) -> np.ndarray:
+    """Each text's row totals of its ``(rows, scores)`` postings (one row a text), summed in
+    one ``bincount``."""
+    at = [posting + i * rows for i, postings in enumerate(texts) for posting, _ in postings]
+    if not at:
+        return np.zeros((len(texts), rows), dtype=np.float32)
+    weights = np.concatenate([v for postings in texts for _, v in postings])
+    total = np.bincount(np.concatenate(at), weights=weights, minlength=len(texts) * rows)
+    return total.astype(np.float32).reshape(len(texts), rows)
 
 
 def _semantic(
