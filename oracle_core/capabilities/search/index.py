@@ -43,7 +43,8 @@ class Groups:
         self._live = np.zeros(0, dtype=np.int64)
         self._starts = np.zeros(0, dtype=np.int64)
         self._owners = np.zeros(0, dtype=np.int64)
-        self._ids: tuple[np.ndarray, np.ndarray] | None = None  # ids and ids[live], kept
+        self._ids: tuple[np.ndarray, np.ndarray, np.ndarray | None] | None = None  # kept
+        self._dense: np.ndarray | None = None
 
     def add(self, owners: Sequence[int]) -> None:
         """Append items owned by ``owners`` (plugin rows)."""
@@ -60,10 +61,19 @@ class Groups:
         self._ids = None
         self._live = np.flatnonzero(self.alive)
         owners = self.owner[self._live]
+        self._dense = None
         if len(owners):
             first = np.concatenate([[True], owners[1:] != owners[:-1]])
             self._starts = np.flatnonzero(first)
             self._owners = owners[self._starts]
+            sizes = np.diff(np.append(self._starts, len(owners)))
+            widest = int(sizes.max())
+            if len(sizes) * widest <= 2 * len(owners):
+                # Few items each: every plugin's items side by side, the short groups padded
+                # with their first item (a maximum is the same), so one max over the last
+                # axis replaces a reduceat.
+                steps = np.minimum(np.arange(widest), sizes[:, None] - 1)
+                self._dense = self._live[self._starts[:, None] + steps]
         else:
             self._starts = self._owners = np.zeros(0, dtype=np.int64)
 
@@ -75,17 +85,19 @@ class Groups:
         ``values`` holds one value per item, or one row of them per query (2-D); with
         ``ids``, one value per distinct vector instead, item ``i`` reading ``values[ids[i]]``.
         """
-        live = self._live
+        live, dense = self._live, self._dense
         if ids is not None:
             if self._ids is None or self._ids[0] is not ids:
-                self._ids = (ids, ids[live])
-            live = self._ids[1]
+                self._ids = (ids, ids[live], None if dense is None else ids[dense])
+            live, dense = self._ids[1], self._ids[2]
         elif self._one_each(plugins):  # one item a plugin, in order: nothing to reduce
             if len(self.owner) == plugins:  # none removed: the values as they are
                 return np.asarray(values, dtype=np.float32)
             return np.asarray(values[..., live], dtype=np.float32)
         best = np.full((*values.shape[:-1], plugins), fill, dtype=np.float32)
-        if len(live):
+        if dense is not None:
+            best[..., self._owners] = values[..., dense].max(axis=-1)
+        elif len(live):
             items = values[..., live].astype(np.float32, copy=False)
             best[..., self._owners] = np.maximum.reduceat(items, self._starts, axis=-1)
         return best

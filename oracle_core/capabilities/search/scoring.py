@@ -127,8 +127,8 @@ def score_queries(index: CatalogIndex, queries: Sequence[str], semantic: bool) -
         flat = [piece for pieces in parts for piece in pieces]
         rows = len(queries) + len(flat)
         both, fields = index.products
-        cosines = vectors[:rows] @ both  # every query and sentence to every plugin and tool
-        to_fields = None if fields is None else vectors[: len(queries)] @ fields
+        cosines = product(vectors[:rows], both)  # every query and sentence to every plugin
+        to_fields = None if fields is None else product(vectors[: len(queries)], fields)
         _semantic(index, whole, vectors[: len(queries)], cosines[: len(queries)], to_fields)
         if flat:
             _sentence_semantic(index, flat, vectors[len(queries) : rows], cosines[len(queries) :])
@@ -136,6 +136,31 @@ def score_queries(index: CatalogIndex, queries: Sequence[str], semantic: bool) -
         if pieces:
             scores.sentences = pieces
     return whole
+
+
+_ONE_THREAD = 262_144
+"""OpenBLAS computes a matrix product of at most this many multiply-adds (rows x columns x
+depth) on one thread, a larger one on every core."""
+
+
+def product(rows: np.ndarray, columns: np.ndarray) -> np.ndarray:
+    """``rows @ columns`` as products small enough for BLAS to run each on the calling thread.
+
+    A search's product is small (a few dozen rows by a few thousand plugins): over several
+    threads it takes half the time on an idle machine but waits for a busy core when other
+    work runs (15 to 30 ms instead of 1 on the shared 2-core benchmark machine, for 4
+    requests of several sentences), so it is cut into blocks of columns that each run on one.
+    """
+    count, depth = rows.shape
+    if count * depth * columns.shape[1] <= _ONE_THREAD:
+        return np.asarray(rows @ columns)
+    if count == 1:  # a single row would be a matrix-vector product (another threshold)
+        return product(np.concatenate([rows, rows]), columns)[:1]
+    width = max(1, _ONE_THREAD // (count * depth))
+    out = np.empty((count, columns.shape[1]), dtype=np.result_type(rows, columns))
+    for start in range(0, columns.shape[1], width):
+        np.matmul(rows, columns[:, start : start + width], out=out[:, start : start + width])
+    return out
 
 
 def _a_name_or_value(word: str) -> bool:
@@ -250,8 +275,10 @@ def _sentence_semantic(
     count = len(index.plugins)
     to_plugins, to_tools = cosines[:, :count], cosines[:, count:]
     best = index.tools.best(to_tools, count, -1.0)
+    closest = np.maximum(to_plugins, best)  # each sentence's max-sim, all at once
     for row, one in enumerate(scores):
         one.query_vector = vectors[row]
         one.semantic_plugin = to_plugins[row]
         one.tool_cosines = to_tools[row]
         one.semantic_tool = best[row]
+        one.__dict__["_semantic"] = ([one.semantic_plugin, one.semantic_tool], closest[row])
