@@ -12,6 +12,7 @@ With ``ORACLE_EMBEDDING_MODEL=none`` (or without wordllama), search is lexical a
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import chain
 from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
@@ -100,7 +101,7 @@ class WordLlamaEmbedder:
             encoded = [tokenizer.encode(t, add_special_tokens=False) for t in texts]
         pieces = [e.ids for e in encoded]
         lengths = np.array([len(p) for p in pieces], dtype=np.int64)
-        tokens = np.fromiter((i for p in pieces for i in p), np.int64, int(lengths.sum()))
+        tokens = np.fromiter(chain.from_iterable(pieces), np.int64, int(lengths.sum()))
         tokens = np.clip(tokens, 0, table.shape[0] - 1)
         sums = np.zeros((len(texts), table.shape[1]), dtype=np.float32)
         if len(tokens):

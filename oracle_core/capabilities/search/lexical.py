@@ -44,6 +44,7 @@ class LexicalIndex:
         self._total_length = 0.0
         self._live = 0
         self._scored: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # cleared on any change
+        self._specific: dict[tuple[str, float], float] = {}  # likewise
 
     @property
     def rows(self) -> int:
@@ -69,6 +70,7 @@ class LexicalIndex:
                 rows.append(start + offset)
                 tfs.append(tf)
         self._scored.clear()
+        self._specific.clear()
         self._lengths = np.concatenate([self._lengths, np.array(lengths, dtype=np.float32)])
         self._total_length += float(sum(lengths))
         self._live += len(documents)
@@ -88,6 +90,7 @@ class LexicalIndex:
                 continue
             self._terms_of[row] = None
             self._scored.clear()
+            self._specific.clear()
             self._total_length -= float(self._lengths[row])
             self._lengths[row] = 0.0
             self._live -= 1
@@ -123,11 +126,17 @@ class LexicalIndex:
         holding none of its words, so a word two of four plugins hold is still fairly
         specific (0.8 at 3%) rather than half as generic as the language.
         """
+        key = (term, share)
+        known = self._specific.get(key)
+        if known is not None:
+            return known
         df = self.frequency(term)
         if not df:
             return 0.0
         ceiling = math.log(1 / share)
-        return min(1.0, math.log(max(self._live, 1 / share) / df) / ceiling)
+        value = min(1.0, math.log(max(self._live, 1 / share) / df) / ceiling)
+        self._specific[key] = value
+        return value
 
     def rarest_idf(self) -> float:
         """The IDF of a term that one document holds: the unit of word evidence."""
