@@ -120,9 +120,9 @@ def zscore_rows(values: np.ndarray, alive: np.ndarray) -> np.ndarray:
 
 
 def _ranked_over(values: np.ndarray, alive: np.ndarray, k: float, floor: float) -> np.ndarray:
-    """``1 / (k + rank)`` of each row's live values of at least ``floor`` among its first 50
-    (0 elsewhere): :func:`_by_rank_rows` where the value reaches the floor, found among the
-    few values that do (every value ranked above one that does reaches it too)."""
+    """``1 / (k + rank)`` of each row's live values of at least ``floor`` that rank among the
+    row's first 50 (0 elsewhere). Ranks are found among the few values that reach the floor:
+    every value ranked above one that reaches it reaches it too."""
     out = np.zeros(values.shape, dtype=np.float32)
     rows, columns = np.nonzero((values >= floor) & alive)
     if not len(rows):
@@ -143,34 +143,6 @@ def _sentences(sentences: list[Scores], alive: np.ndarray, fusion: Fusion) -> np
     if any(v is None for v in semantic):
         return np.stack([_sentence(s, alive, fusion) for s in sentences])
     return fusion.lexical_weight * lexical + zscore_rows(np.stack(semantic), alive)  # type: ignore[arg-type]
-
-
-def _by_rank_rows(values: np.ndarray, alive: np.ndarray, k: float, depth: int = 50) -> np.ndarray:
-    """:func:`_by_rank` of each row of ``values`` at once."""
-    out = np.zeros(values.shape, dtype=np.float32)
-    masked = np.where(alive, values, -np.inf)
-    depth = min(depth, int(alive.sum()))
-    if depth <= 0:
-        return out
-    top = np.argpartition(-masked, depth - 1, axis=1)[:, :depth]
-    order = np.argsort(-np.take_along_axis(masked, top, axis=1), axis=1, kind="stable")
-    top = np.take_along_axis(top, order, axis=1)
-    ranks = 1.0 / (k + 1 + np.arange(depth, dtype=np.float32))
-    np.put_along_axis(out, top, np.broadcast_to(ranks, top.shape), axis=1)
-    return out
-
-
-def _by_rank(values: np.ndarray, alive: np.ndarray, k: float, depth: int = 50) -> np.ndarray:
-    """``1 / (k + rank)`` for the first ``depth`` live rows by ``values`` (0 for the rest)."""
-    out = np.zeros(len(values), dtype=np.float32)
-    masked = np.where(alive, values, -np.inf)
-    depth = min(depth, int(alive.sum()))
-    if depth <= 0:
-        return out
-    top = np.argpartition(-masked, depth - 1)[:depth]
-    top = top[np.argsort(-masked[top], kind="stable")]
-    out[top] = 1.0 / (k + 1 + np.arange(depth, dtype=np.float32))
-    return out
 
 
 def _sentence(scores: Scores, alive: np.ndarray, fusion: Fusion) -> np.ndarray:
