@@ -25,6 +25,7 @@ odd half.
     .venv/bin/python bench/search.py --engine-root /tmp/old # the same tables for another tree
     .venv/bin/python bench/search.py --tune                 # the fusion and fit grids
     .venv/bin/python bench/search.py --latency [--engine-root /tmp/old]  # speed alone
+    .venv/bin/python bench/search.py --latency --before /tmp/old  # speed before, then now
 """
 
 from __future__ import annotations
@@ -293,8 +294,17 @@ def main() -> None:
     parser.add_argument("--tune", action="store_true", help="the fusion and fit grids")
     parser.add_argument("--fit", action="store_true", help="with --tune: the fit floors only")
     parser.add_argument("--latency", action="store_true", help="the speed table alone")
+    parser.add_argument(
+        "--before", metavar="ROOT", help="with --latency: first the speed table of another tree"
+    )
     args = parser.parse_args()
     if args.latency:
+        if args.before:  # its own process: one oracle_core a process
+            import subprocess
+
+            command = [sys.executable, __file__, "--latency", "--engine-root", args.before]
+            subprocess.run(command, check=True)
+            print()
         speed()
     elif args.tune:
         import search_tune
