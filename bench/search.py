@@ -13,7 +13,7 @@ candidate and the share of held-out off-topic requests left with none:
   plausibly related).
 
 Then the short task descriptions (``bench/data/bfcl_short_tasks.jsonl``, written before any
-tuning), the Seal-Tools requests for several tools (every gold tool in the first 6), the
+tuning; the tuning ones, ``bfcl_short_tasks_tune.jsonl``, on the line below), the Seal-Tools requests for several tools (every gold tool in the first 6), the
 index build time, the latency of one 4-query search over 4,000 plugins, and the time to add
 one plugin to that index.
 
@@ -24,6 +24,8 @@ odd half.
     .venv/bin/python bench/search.py                        # the tables
     .venv/bin/python bench/search.py --engine-root /tmp/old # the same tables for another tree
     .venv/bin/python bench/search.py --tune                 # the fusion and fit grids
+    .venv/bin/python bench/search.py --latency [--engine-root /tmp/old]  # speed alone
+    .venv/bin/python bench/search.py --latency --before /tmp/old  # speed before, then now
 """
 
 from __future__ import annotations
@@ -193,6 +195,43 @@ def add_one_ms(search: Any, registry: Registry) -> str:
     return f"{_timed(lambda: search.update(Registry(plugins=plugins))) * 1000:.1f}"
 
 
+SPEED_HEADERS = [
+    "catalog", "plugins", "build lexical s", "build fused s",
+    "4 Seal requests lexical p50/p99 ms", "fused p50/p99 ms",
+    "4 short tasks fused p50/p99 ms", "add one plugin ms",
+]  # fmt: skip
+
+
+def speed_row(cls: Any, embedder: Any, grouped: bool) -> list[str]:
+    """The speed table's row of one Seal-Tools catalog."""
+    catalog = "seal by-field" if grouped else "seal per-tool"
+    registry, _ = data.seal_catalog(grouped)
+    lexical = cls(registry)
+    lexical_build = _timed(lambda s=lexical: s.index)  # type: ignore[misc]
+    search = cls(registry, embedder=embedder)
+    build = _timed(lambda s=search: s.index)  # type: ignore[misc]
+    seal_in = data.load_jsonl(data.SEAL / "test_in_domain.jsonl")
+    texts = [r["query"] for r in seal_in]  # 1 to 6 sentences each
+    short_texts = [r["task"] for r in data.load_jsonl(data.SHORT_TASKS)]
+    p50, p99 = latency(search, texts)
+    lp50, lp99 = latency(lexical, texts)
+    sp50, sp99 = latency(search, short_texts)
+    return [
+        catalog, str(len(registry)), f"{lexical_build:.2f}", f"{build:.2f}",
+        f"{lp50:.2f} / {lp99:.2f}", f"{p50:.2f} / {p99:.2f}", f"{sp50:.2f} / {sp99:.2f}",
+        add_one_ms(search, registry),
+    ]  # fmt: skip
+
+
+def speed() -> None:
+    """Print the speed table alone (``--latency``)."""
+    cls = _search_class()
+    embedder = _embedder()
+    rows = [speed_row(cls, embedder, grouped) for grouped in (False, True)]
+    print(f"engine: {Path(sys.modules[cls.__module__].__file__ or '').parents[3]}")
+    print(_table(rows, SPEED_HEADERS))
+
+
 def report() -> None:
     """Print every table."""
     cls = _search_class()
@@ -205,10 +244,7 @@ def report() -> None:
     for grouped in (False, True):
         catalog = "seal by-field" if grouped else "seal per-tool"
         registry, owner = data.seal_catalog(grouped)
-        lexical = cls(registry)
-        lexical_build = _timed(lambda s=lexical: s.index)  # type: ignore[misc]
         search = cls(registry, embedder=embedder)
-        build = _timed(lambda s=search: s.index)  # type: ignore[misc]
         labelled = data.labelled(seal_in, owner)
         rows += quality_rows(f"{catalog} in-domain", search, labelled, held_out)
         several = [(q, r) for q, r in labelled if len(r) > 1]
@@ -219,42 +255,34 @@ def report() -> None:
             catalog, str(len(several)), f"{data.all_within(ranked, truth, 6):.3f}",
             f"{data.all_within(found, truth, 6):.3f}",
         ])  # fmt: skip
-        texts = [r["query"] for r in seal_in]  # 1 to 6 sentences each
-        short_texts = [r["task"] for r in data.load_jsonl(data.SHORT_TASKS)]
-        p50, p99 = latency(search, texts)
-        lp50, lp99 = latency(lexical, texts)
-        sp50, sp99 = latency(search, short_texts)
-        speed.append([
-            catalog, str(len(registry)), f"{lexical_build:.2f}", f"{build:.2f}",
-            f"{lp50:.2f} / {lp99:.2f}", f"{p50:.2f} / {p99:.2f}", f"{sp50:.2f} / {sp99:.2f}",
-            add_one_ms(search, registry),
-        ])  # fmt: skip
+        speed.append(speed_row(cls, embedder, grouped))
     registry, owner = data.bfcl_catalog()
     search = cls(registry, embedder=embedder)
     test = data.labelled(data.load_jsonl(data.BFCL / "test.jsonl"), owner)
     rows += quality_rows("bfcl-live test", search, test, held_out)
-    tasks = data.short_tasks(owner)
-    found = _names(search.search([t for t, _ in tasks]))
-    truth = [g for _, g in tasks]
-    short = [
-        "bfcl short tasks", str(len(tasks)), f"{data.any_hit(found, truth):.3f}",
-        f"{sum(1 for f in found if not f) / len(found):.3f}",
-    ]  # fmt: skip
+    shorts = []
+    for name, path in (
+        ("bfcl short tasks", data.SHORT_TASKS),
+        ("(tuning) short tasks", data.SHORT_TASKS_TUNE),
+    ):
+        tasks = data.short_tasks(owner, path)
+        found = _names(search.search([t for t, _ in tasks]))
+        truth = [g for _, g in tasks]
+        shorts.append([
+            name, str(len(tasks)), f"{data.any_hit(found, truth):.3f}",
+            f"{sum(1 for f in found if not f) / len(found):.3f}",
+        ])  # fmt: skip
     print(f"semantic ranker: {embedder.name}\n")
     print(_table(rows, [
         "catalog", "ranker", "n", "recall@1", "recall@5", "nDCG@10", "on-topic empty",
         "off-topic held-out empty",
     ]))  # fmt: skip
     print()
-    print(_table([short], ["set", "n", "tool among candidates", "empty"]))
+    print(_table(shorts, ["set", "n", "tool among candidates", "empty"]))
     print()
     print(_table(multi, ["multi-tool (in-domain)", "n", "all in first 6 (ranking)", "(returned)"]))
     print()
-    print(_table(speed, [
-        "catalog", "plugins", "build lexical s", "build fused s",
-        "4 Seal requests lexical p50/p99 ms", "fused p50/p99 ms",
-        "4 short tasks fused p50/p99 ms", "add one plugin ms",
-    ]))  # fmt: skip
+    print(_table(speed, SPEED_HEADERS))
 
 
 def main() -> None:
@@ -265,8 +293,20 @@ def main() -> None:
     parser.add_argument("--engine-root", help="measure the oracle_core of another tree")
     parser.add_argument("--tune", action="store_true", help="the fusion and fit grids")
     parser.add_argument("--fit", action="store_true", help="with --tune: the fit floors only")
+    parser.add_argument("--latency", action="store_true", help="the speed table alone")
+    parser.add_argument(
+        "--before", metavar="ROOT", help="with --latency: first the speed table of another tree"
+    )
     args = parser.parse_args()
-    if args.tune:
+    if args.latency:
+        if args.before:  # its own process: one oracle_core a process
+            import subprocess
+
+            command = [sys.executable, __file__, "--latency", "--engine-root", args.before]
+            subprocess.run(command, check=True)
+            print()
+        speed()
+    elif args.tune:
         import search_tune
 
         search_tune.main()

@@ -31,6 +31,7 @@ SEAL = SHARED / "seal-tools"
 BFCL = SHARED / "bfcl-live"
 OFFTOPIC = SHARED / "offtopic" / "requests.json"
 SHORT_TASKS = Path(__file__).resolve().parent / "data" / "bfcl_short_tasks.jsonl"
+SHORT_TASKS_TUNE = SHORT_TASKS.with_name("bfcl_short_tasks_tune.jsonl")
 TYPES = {"str": "string", "int": "integer", "float": "number", "bool": "boolean"}
 
 
@@ -145,9 +146,9 @@ def labelled(
     return out
 
 
-def short_tasks(owner: dict[str, str]) -> list[tuple[str, set[str]]]:
+def short_tasks(owner: dict[str, str], path: Path = SHORT_TASKS) -> list[tuple[str, set[str]]]:
     """The short task descriptions and the plugins that would do (the tool and its twins)."""
-    rows = load_jsonl(SHORT_TASKS)
+    rows = load_jsonl(path)
     return [(r["task"], {owner[t] for t in [r["tool"], *r["also"]]}) for r in rows]
 
 

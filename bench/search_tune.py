@@ -9,7 +9,9 @@ then re-fuse them:
    of every tuning query (labels: the gold plugins);
 3. the fit rule's floors (``--tune --fit``): on BFCL-live tune and the even off-topic half
    over the BFCL catalog, among the floors that leave at most 5% of the tuning requests
-   without a candidate, those that give the fewest off-topic requests candidates.
+   without a candidate, those that give the fewest off-topic requests candidates;
+4. the short-query floor (``--tune --fit``): on the tuning short task descriptions
+   (``bench/data/bfcl_short_tasks_tune.jsonl``) with the same requests.
 """
 
 from __future__ import annotations
@@ -159,15 +161,40 @@ def _measures(s: Set, fusion: Fusion, scores: list[Any], rule: FitRule) -> list[
                 ],
                 "semantic": x.semantic is not None,
                 "wordless": not knows_a_word(index, x),
+                "terms": len(x.terms),
             }
         )  # fmt: skip
     return out
 
 
+def _fits(m: dict[str, Any], rule: FitRule) -> bool:
+    is_short = 0 < m["terms"] <= rule.short_terms
+    return query_fits(m["rows"], rule, m["semantic"], m["wordless"], is_short)
+
+
 def _empty(measured: list[dict[str, Any]], rule: FitRule) -> float:
-    return sum(
-        1 for m in measured if not query_fits(m["rows"], rule, m["semantic"], m["wordless"])
-    ) / max(len(measured), 1)
+    return sum(1 for m in measured if not _fits(m, rule)) / max(len(measured), 1)
+
+
+def calibrate_short(bfcl: Set, fusion: Fusion) -> None:
+    """The short-query floor, on the tuning short task descriptions
+    (``bench/data/bfcl_short_tasks_tune.jsonl``), BFCL-live tune and the even off-topic half:
+    among the floors that give no more off-topic requests candidates than the rule without
+    one, those that leave the fewest tuning requests and short tasks empty."""
+    tasks = [r["task"] for r in data.load_jsonl(data.SHORT_TASKS_TUNE)]
+    short_m = _measures(bfcl, fusion, bfcl.search.scores(tasks), FIT)
+    on, off = _measures(bfcl, fusion, bfcl.scores, FIT), _measures(bfcl, fusion, bfcl.off, FIT)
+    none = replace(FIT, short_terms=0)
+    base_off = 1 - _empty(off, none)
+    print(f"  without a short floor: short tasks empty {_empty(short_m, none):.3f}, tuning "
+          f"empty {_empty(on, none):.3f}, off-topic given candidates {base_off:.3f}")  # fmt: skip
+    for terms, floor in itertools.product((2, 3, 4, 5, 6), (0.25, 0.3, 0.32, 0.35, 0.4, 0.45)):
+        rule = replace(FIT, short_terms=terms, short_cosine=floor)
+        given = 1 - _empty(off, rule)
+        mark = "" if given <= base_off else "  (more off-topic candidates)"
+        print(f"  at most {terms} terms, cosine>={floor}: short tasks empty "
+              f"{_empty(short_m, rule):.3f}, tuning empty {_empty(on, rule):.3f}, off-topic "
+              f"given candidates {given:.3f}{mark}")  # fmt: skip
 
 
 def calibrate(sets: list[Set], fusion: Fusion) -> None:
@@ -206,6 +233,8 @@ def main() -> None:
     sets = _sets()
     if "--fit" in sys.argv:  # the fit floors alone, for the shipped fusion
         calibrate(sets, Z_FUSION)
+        print("short-query floor:")
+        calibrate_short(sets[0], Z_FUSION)
         return
     print("fusion grid (mean recall@5 over the tuning sets):")
     fusion = grid(sets)

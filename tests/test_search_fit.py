@@ -170,3 +170,15 @@ def test_explain_parts_add_up_to_the_score(shipped: CapabilitySearch) -> None:
             for one in explained:
                 total = sum(one["parts"].values())
                 assert abs(total - one["score"]) < 1e-3, one
+
+
+def test_a_short_query_is_decided_by_meaning_at_the_short_floor() -> None:
+    from oracle_core.capabilities.search.fit import FIT, passes, query_fits
+
+    # One word in tool descriptions only (evidence 0.5), close in meaning: a short query fits,
+    # a longer one with the same measures does not.
+    assert passes(0.4, 0.5, FIT, short=True)
+    assert not passes(0.4, 0.5, FIT, short=False)
+    assert not passes(FIT.short_cosine - 0.01, 0.5, FIT, short=True)
+    assert query_fits([(0.4, 0.5, False, 0.4)], FIT, is_short=True)
+    assert not query_fits([(0.4, 0.5, False, 0.4)], FIT)

@@ -78,6 +78,10 @@ _STOPWORDS = frozenset(
 )
 
 
+_WORDS_KEPT = 100_000
+"""Request words whose terms an analyzer remembers at most (then it starts over)."""
+
+
 class Analyzer:
     """Turns text into search terms: camelCase and snake_case split, stop words out, stemmed.
 
@@ -94,6 +98,7 @@ class Analyzer:
         self.stem = stem
         self._stemmer = Stemmer.Stemmer("english")
         self._stems: dict[str, str] = {}
+        self._words: dict[str, list[str]] = {}
 
     @property
     def name(self) -> str:
@@ -112,6 +117,16 @@ class Analyzer:
                 stem = self._stems[word] = self._stemmer.stemWord(word) if self.stem else word
             out.append(stem)
         return out
+
+    def word_terms(self, word: str) -> list[str]:
+        """:meth:`terms` of one word of a request, remembered (a request is read word by word
+        to leave out the names the catalog does not know). Do not change the list."""
+        known = self._words.get(word)
+        if known is None:
+            if len(self._words) >= _WORDS_KEPT:
+                self._words.clear()
+            known = self._words[word] = self.terms(word)
+        return known
 
 
 _CLAUSE_END = re.compile(r"(?<=[.!?;])\s+|\n+")

@@ -12,6 +12,7 @@ With ``ORACLE_EMBEDDING_MODEL=none`` (or without wordllama), search is lexical a
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import chain
 from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
@@ -55,6 +56,16 @@ def _import_wordllama() -> Any:
     return wordllama
 
 
+_SMALL_BATCH = 64
+"""Up to this many texts are tokenized one by one (a search's queries and sentences): the
+tokenizer's thread pool costs more than it saves on a few texts, most of all on a busy
+machine."""
+
+
+_CHUNK = 512
+"""Texts embedded together at most (the index's many texts go in chunks of this many)."""
+
+
 class WordLlamaEmbedder:
     """``wordllama``'s bundled 256-dimension static embeddings, loaded offline."""
 
@@ -64,13 +75,40 @@ class WordLlamaEmbedder:
         wordllama = _import_wordllama()
         folder = Path(wordllama.__file__).parent
         self._model = wordllama.WordLlama.load(cache_dir=folder, disable_download=True)
+        # A copy of its tokenizer that pads nothing: each text is read over its own tokens.
+        tokenizer = self._model.tokenizer
+        self._tokenizer = type(tokenizer).from_str(tokenizer.to_str())
+        self._tokenizer.no_padding()
+        self._tokenizer.no_truncation()
         self.name = f"wordllama-{getattr(wordllama, '__version__', '0')}"
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        """Embed ``texts`` (an empty list gives an empty array)."""
+        """Embed ``texts`` (an empty list gives an empty array): each text's mean token vector,
+        as wordllama's ``embed`` computes it, but over the texts' tokens alone (wordllama pads
+        every text to the longest of the batch: a long request beside its short sentences
+        cost ten times the work)."""
         if not texts:
             return np.zeros((0, 1), dtype=np.float32)
-        return _unit(self._model.embed(list(texts)))
+        if len(texts) > _CHUNK:  # bounded memory: at most a chunk's token vectors at once
+            return np.concatenate([
+                self.embed(texts[at : at + _CHUNK]) for at in range(0, len(texts), _CHUNK)
+            ])  # fmt: skip
+        table = self._model.embedding
+        tokenizer = self._tokenizer
+        if len(texts) > _SMALL_BATCH:
+            encoded = tokenizer.encode_batch(list(texts), add_special_tokens=False)
+        else:  # a search's few texts: one by one, without the tokenizer's thread pool
+            encoded = [tokenizer.encode(t, add_special_tokens=False) for t in texts]
+        pieces = [e.ids for e in encoded]
+        lengths = np.array([len(p) for p in pieces], dtype=np.int64)
+        tokens = np.fromiter(chain.from_iterable(pieces), np.int64, int(lengths.sum()))
+        tokens = np.clip(tokens, 0, table.shape[0] - 1)
+        sums = np.zeros((len(texts), table.shape[1]), dtype=np.float32)
+        if len(tokens):
+            starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
+            has = lengths > 0
+            sums[has] = np.add.reduceat(table[tokens], starts[has], axis=0)
+        return _unit(sums / np.maximum(lengths, 1)[:, None].astype(np.float32))
 
 
 class LiteLLMEmbedder:

@@ -38,6 +38,10 @@ class FitRule:
         covered_cosine: see ``covered_evidence``.
         wordless_cosine: a query none of whose words the catalog knows (only numbers,
             names, values: "what is 15% of 80") is decided by meaning alone, at this floor.
+        short_terms: a query of at most this many search terms is *short* ...
+        short_cosine: ... and fits when one of its first candidates is this close: two or
+            three words rarely add up to the word evidence floors ("track my package"), so
+            a short query is decided by meaning at the floor a candidate is listed at.
         candidate_cosine: a candidate is listed when it is this close ...
         candidate_evidence: ... or holds this much word evidence.
         long_field_share: what a word counts when a plugin holds it only in tool
@@ -54,6 +58,8 @@ class FitRule:
     covered_evidence: float = 0.6
     covered_cosine: float = 0.3
     wordless_cosine: float = 0.35
+    short_terms: int = 3
+    short_cosine: float = 0.35
     candidate_cosine: float = 0.35
     candidate_evidence: float = 0.3
     long_field_share: float = 0.5
@@ -66,7 +72,15 @@ FIT = FitRule()
 ``tune.jsonl`` and the even half of the off-topic requests: among the floors that leave at
 most 5% of the tuning requests without a candidate (4.3%), those that give the fewest
 off-topic requests candidates (26.7%). Stricter floors that leave 80% of the off-topic half
-empty would leave 8.2% of the on-topic requests empty, the worse failure."""
+empty would leave 8.2% of the on-topic requests empty, the worse failure.
+
+The short-query floor was calibrated (``--tune --fit``) on the short task descriptions of
+``bench/data/bfcl_short_tasks_tune.jsonl`` with the same tuning requests: of the floors
+(queries of at most 2 to 6 terms, cosine 0.25 to 0.5) that give no more of the off-topic half
+candidates than the rule without it, those of at most 3 terms and cosine 0.32 to 0.40 leave the
+fewest tuning requests empty (4.0% instead of 4.3%; short tasks 0.9% either way); 0.35, the
+middle of that range, is the floor a candidate is listed at. Looser floors (0.3) give 10
+points more of the off-topic half candidates."""
 
 
 def word_evidence(index: CatalogIndex, scores: Scores, row: int, rule: FitRule) -> float:
@@ -78,15 +92,28 @@ def word_evidence(index: CatalogIndex, scores: Scores, row: int, rule: FitRule) 
     plugin's long fields (tool descriptions, parameter texts) counts ``share`` of its
     specificity among whole documents (``rule.long_field_share``).
     """
+    named, long = _specificities(index, scores, rule)
     naming = index.naming[row]
-    total = 0.0
-    for term in scores.terms:
-        if term in naming:
-            total += index.naming_lexical.specificity(term, rule.specific_share)
-        elif index.plugin_lexical.has(row, term):
-            specificity = index.plugin_lexical.specificity(term, rule.specific_share)
-            total += rule.long_field_share * specificity
-    return total
+    total = sum(named[t] for t in naming & named.keys())
+    rest = (long.keys() - naming) & index.plugin_lexical.terms_of(row)
+    return total + rule.long_field_share * sum(long[t] for t in rest)
+
+
+def _specificities(
+    index: CatalogIndex, scores: Scores, rule: FitRule
+) -> tuple[dict[str, float], dict[str, float]]:
+    """The query's known terms' specificities among naming fields, and among whole documents
+    (those above 0), computed once a query: every candidate reads them."""
+    key = f"_specificities_{rule.specific_share}"
+    cached: tuple[dict[str, float], dict[str, float]] | None = scores.__dict__.get(key)
+    if cached is None:
+        share = rule.specific_share
+        known = scores.known_terms(index)
+        named = {t: index.naming_lexical.specificity(t, share) for t in known}
+        long = {t: index.plugin_lexical.specificity(t, share) for t in known}
+        cached = (named, {t: v for t, v in long.items() if v})
+        scores.__dict__[key] = cached
+    return cached
 
 
 def cosine(index: CatalogIndex, scores: Scores, row: int) -> float:
@@ -118,13 +145,14 @@ def covers(index: CatalogIndex, scores: Scores, row: int) -> bool:
 
     Words no plugin holds (names, values, places) are left out: they never count against.
     """
-    known = [t for t in scores.terms if index.plugin_lexical.frequency(t)]
-    return bool(known) and all(t in index.naming[row] for t in known)
+    known = scores.known_terms(index)
+    naming = index.naming[row]
+    return bool(known) and all(t in naming for t in known)
 
 
 def knows_a_word(index: CatalogIndex, scores: Scores) -> bool:
     """Whether some plugin holds one of the query's words."""
-    return any(index.plugin_lexical.frequency(t) for t in scores.terms)
+    return bool(scores.known_terms(index))
 
 
 def passes(
@@ -135,11 +163,15 @@ def passes(
     covered: bool = False,
     wordless: bool = False,
     paired: float | None = None,
+    short: bool = False,
 ) -> bool:
     """Whether one candidate's ``(cosine, evidence)`` makes its query fit (``covered``: it
     holds every known query word; ``wordless``: the catalog knows none of them; ``paired``:
-    its :func:`paired_cosine`, default ``similarity``)."""
+    its :func:`paired_cosine`, default ``similarity``; ``short``: the query is
+    :func:`short`)."""
     if similarity >= rule.cosine_floor or evidence >= rule.evidence_floor:
+        return True
+    if short and similarity >= rule.short_cosine:
         return True
     similarity = similarity if paired is None else max(similarity, paired)
     if wordless and similarity >= rule.wordless_cosine:
@@ -151,16 +183,23 @@ def passes(
     return close_enough and evidence >= rule.paired_evidence
 
 
+def short(scores: Scores, rule: FitRule) -> bool:
+    """Whether the query is short: at most :attr:`FitRule.short_terms` search terms."""
+    return 0 < len(scores.terms) <= rule.short_terms
+
+
 def query_fits(
     measures: list[tuple[float, float, bool, float]],
     rule: FitRule,
     semantic: bool = True,
     wordless: bool = False,
+    is_short: bool = False,
 ) -> bool:
     """Whether a query fits: one of its first candidates' ``(cosine, evidence, covers,
-    paired cosine)`` passes."""
+    paired cosine)`` passes (``is_short``: the query is :func:`short`)."""
     return any(
-        passes(c, e, rule, semantic, v, wordless, p) for c, e, v, p in measures[: rule.depth]
+        passes(c, e, rule, semantic, v, wordless, p, is_short)
+        for c, e, v, p in measures[: rule.depth]
     )
 
 

@@ -13,7 +13,7 @@ ranker over the same features). :data:`DEFAULT` is the one the tuning sets prefe
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
@@ -65,36 +65,84 @@ def zscore(values: np.ndarray, alive: np.ndarray) -> np.ndarray:
 
 def features(scores: Scores, alive: np.ndarray, fusion: Fusion) -> dict[str, np.ndarray]:
     """The z-scored features of one query (semantic ones only with embeddings)."""
-    out = {
-        "lexical_plugin": zscore(scores.lexical_plugin, alive),
-        "lexical_tool": zscore(scores.lexical_tool, alive),
-    }
+    return features_of([scores], alive, fusion)[0]
+
+
+def _base(scores: Scores) -> dict[str, np.ndarray]:
+    base = {"lexical_plugin": scores.lexical_plugin, "lexical_tool": scores.lexical_tool}
     semantic = scores.semantic
     if semantic is not None and scores.semantic_plugin is not None:
-        out["semantic"] = zscore(semantic, alive)
-        out["semantic_plugin"] = zscore(scores.semantic_plugin, alive)
-    if scores.sentences:
-        each = [_sentence(s, alive, fusion) for s in scores.sentences]
+        base |= {"semantic": semantic, "semantic_plugin": scores.semantic_plugin}
+    return base
+
+
+def features_of(
+    queries: Sequence[Scores], alive: np.ndarray, fusion: Fusion
+) -> list[dict[str, np.ndarray]]:
+    """:func:`features` of each query, computed for all of them (and all their sentences) in
+    a few array operations rather than a few a query and sentence."""
+    if not queries:
+        return []
+    bases = [_base(q) for q in queries]
+    if any(b.keys() != bases[0].keys() for b in bases):  # mixed: one query at a time
+        return [features_of([q], alive, fusion)[0] for q in queries]
+    width = len(bases[0])
+    z = zscore_rows(np.stack([v for b in bases for v in b.values()]), alive)
+    out = [dict(zip(b, z[i * width : (i + 1) * width], strict=True)) for i, b in enumerate(bases)]
+    sentences = [s for q in queries for s in (q.sentences or ())]
+    if sentences:
+        each = _sentences(sentences, alive, fusion)  # one row a sentence
         if fusion.sentence_rank_k > 0:
             floor = min(fusion.sentence_floor, 0.5 * float(np.sqrt(max(int(alive.sum()) - 1, 1))))
-            each = [
-                np.where(v >= floor, _by_rank(v, alive, fusion.sentence_rank_k), 0) for v in each
-            ]
-        out["sentence"] = np.asarray(np.max(each, axis=0), dtype=np.float32)
+            each = _ranked_over(each, alive, fusion.sentence_rank_k, floor)
+        at = 0
+        for query, parts in zip(queries, out, strict=True):
+            count = len(query.sentences or ())
+            if count:
+                parts["sentence"] = np.asarray(each[at : at + count].max(axis=0), np.float32)
+            at += count
     return out
 
 
-def _by_rank(values: np.ndarray, alive: np.ndarray, k: float, depth: int = 50) -> np.ndarray:
-    """``1 / (k + rank)`` for the first ``depth`` live rows by ``values`` (0 for the rest)."""
-    out = np.zeros(len(values), dtype=np.float32)
-    masked = np.where(alive, values, -np.inf)
-    depth = min(depth, int(alive.sum()))
-    if depth <= 0:
+def zscore_rows(values: np.ndarray, alive: np.ndarray) -> np.ndarray:
+    """:func:`zscore` of each row of ``values`` at once."""
+    every = bool(alive.all())
+    live = values if every else values[:, alive]
+    if not live.shape[1]:
+        return np.zeros_like(values, dtype=np.float32)
+    centred = values - live.mean(axis=1, keepdims=True)
+    deviation = centred if every else centred[:, alive]
+    spread = np.sqrt(np.mean(deviation * deviation, axis=1, keepdims=True))  # as std() does
+    flat = spread < 1e-9
+    if flat.any():
+        return np.where(flat, 0.0, centred / np.where(flat, 1.0, spread)).astype(np.float32)
+    return np.asarray(centred / spread, dtype=np.float32)
+
+
+def _ranked_over(values: np.ndarray, alive: np.ndarray, k: float, floor: float) -> np.ndarray:
+    """``1 / (k + rank)`` of each row's live values of at least ``floor`` that rank among the
+    row's first 50 (0 elsewhere). Ranks are found among the few values that reach the floor:
+    every value ranked above one that reaches it reaches it too."""
+    out = np.zeros(values.shape, dtype=np.float32)
+    rows, columns = np.nonzero((values >= floor) & alive)
+    if not len(rows):
         return out
-    top = np.argpartition(-masked, depth - 1)[:depth]
-    top = top[np.argsort(-masked[top], kind="stable")]
-    out[top] = 1.0 / (k + 1 + np.arange(depth, dtype=np.float32))
+    order = np.lexsort((-values[rows, columns], rows))  # by row, then best first
+    rows, columns = rows[order], columns[order]
+    rank = np.arange(len(rows)) - np.searchsorted(rows, rows)
+    kept = rank < 50
+    out[rows[kept], columns[kept]] = 1.0 / (k + 1 + rank[kept].astype(np.float32))
     return out
+
+
+def _sentences(sentences: list[Scores], alive: np.ndarray, fusion: Fusion) -> np.ndarray:
+    """Each sentence's fused score against the tools, one row a sentence (see
+    :func:`_sentence`), computed for all sentences at once."""
+    lexical = zscore_rows(np.stack([s.lexical_tool for s in sentences]), alive)
+    semantic = [s.semantic for s in sentences]
+    if any(v is None for v in semantic):
+        return np.stack([_sentence(s, alive, fusion) for s in sentences])
+    return fusion.lexical_weight * lexical + zscore_rows(np.stack(semantic), alive)  # type: ignore[arg-type]
 
 
 def _sentence(scores: Scores, alive: np.ndarray, fusion: Fusion) -> np.ndarray:

@@ -43,6 +43,8 @@ class Groups:
         self._live = np.zeros(0, dtype=np.int64)
         self._starts = np.zeros(0, dtype=np.int64)
         self._owners = np.zeros(0, dtype=np.int64)
+        self._ids: tuple[np.ndarray, np.ndarray, np.ndarray | None] | None = None  # kept
+        self._dense: np.ndarray | None = None
 
     def add(self, owners: Sequence[int]) -> None:
         """Append items owned by ``owners`` (plugin rows)."""
@@ -56,26 +58,48 @@ class Groups:
         self._refresh()
 
     def _refresh(self) -> None:
+        self._ids = None
         self._live = np.flatnonzero(self.alive)
         owners = self.owner[self._live]
+        self._dense = None
         if len(owners):
             first = np.concatenate([[True], owners[1:] != owners[:-1]])
             self._starts = np.flatnonzero(first)
             self._owners = owners[self._starts]
+            sizes = np.diff(np.append(self._starts, len(owners)))
+            widest = int(sizes.max())
+            if len(sizes) * widest <= 2 * len(owners):
+                # Few items each: every plugin's items side by side, the short groups padded
+                # with their first item (a maximum is the same), so one max over the last
+                # axis replaces a reduceat.
+                steps = np.minimum(np.arange(widest), sizes[:, None] - 1)
+                self._dense = self._live[self._starts[:, None] + steps]
         else:
             self._starts = self._owners = np.zeros(0, dtype=np.int64)
 
-    def best(self, values: np.ndarray, plugins: int, fill: float) -> np.ndarray:
+    def best(
+        self, values: np.ndarray, plugins: int, fill: float, ids: np.ndarray | None = None
+    ) -> np.ndarray:
         """Each plugin's best item value (``fill`` for plugins without items).
 
-        ``values`` holds one value per item, or one row of them per query (2-D).
+        ``values`` holds one value per item, or one row of them per query (2-D); with
+        ``ids``, one value per distinct vector instead, item ``i`` reading ``values[ids[i]]``.
         """
-        if self._one_each(plugins):  # one item a plugin, in order: nothing to reduce
-            return np.asarray(values[..., self._live], dtype=np.float32)
+        live, dense = self._live, self._dense
+        if ids is not None:
+            if self._ids is None or self._ids[0] is not ids:
+                self._ids = (ids, ids[live], None if dense is None else ids[dense])
+            live, dense = self._ids[1], self._ids[2]
+        elif self._one_each(plugins):  # one item a plugin, in order: nothing to reduce
+            if len(self.owner) == plugins:  # none removed: the values as they are
+                return np.asarray(values, dtype=np.float32)
+            return np.asarray(values[..., live], dtype=np.float32)
         best = np.full((*values.shape[:-1], plugins), fill, dtype=np.float32)
-        if len(self._live):
-            live = values[..., self._live].astype(np.float32, copy=False)
-            best[..., self._owners] = np.maximum.reduceat(live, self._starts, axis=-1)
+        if dense is not None:
+            best[..., self._owners] = values[..., dense].max(axis=-1)
+        elif len(live):
+            items = values[..., live].astype(np.float32, copy=False)
+            best[..., self._owners] = np.maximum.reduceat(items, self._starts, axis=-1)
         return best
 
     def _one_each(self, plugins: int) -> bool:
@@ -88,8 +112,11 @@ class Groups:
         )
 
     def of(self, row: int) -> np.ndarray:
-        """The live items of plugin ``row``."""
-        return np.flatnonzero((self.owner == row) & self.alive)
+        """The live items of plugin ``row`` (items are appended in row order: the owners are
+        sorted, so a plugin's items are found by bisection)."""
+        start, end = np.searchsorted(self.owner, [row, row + 1])
+        items = np.arange(start, end)
+        return items[self.alive[start:end]]
 
 
 @dataclass
@@ -145,6 +172,7 @@ class CatalogIndex:
         self.tool_lexical = LexicalIndex(self.k1, self.b)
         self.naming_lexical = LexicalIndex(self.k1, self.b)  # read for frequencies only
         self._alive: np.ndarray | None = None
+        self._products: tuple[np.ndarray, np.ndarray | None] | None = None
 
     @property
     def alive(self) -> np.ndarray:
@@ -152,6 +180,25 @@ class CatalogIndex:
         if self._alive is None or len(self._alive) != len(self.plugins):
             self._alive = np.array([p is not None for p in self.plugins], dtype=np.bool_)
         return self._alive
+
+    @property
+    def products(self) -> tuple[np.ndarray, np.ndarray | None]:
+        """The catalog's vectors laid out for one matrix product each (built once after a
+        sync): what each plugin is for and every tool side by side, transposed
+        (``dim x (plugins + tools)``), and the distinct short fields, transposed (``None``
+        without them). A query's rows times the first give its cosines to every plugin and
+        tool at once."""
+        if self._products is None:
+            assert self.sentence_vectors is not None and self.tool_vectors is not None
+            both = np.concatenate([self.sentence_vectors, self.tool_vectors]).T
+            fields = self.field_vectors
+            self._products = (
+                np.ascontiguousarray(both, dtype=np.float32),
+                np.ascontiguousarray(fields.T, dtype=np.float32)
+                if fields is not None and len(fields)
+                else None,
+            )
+        return self._products
 
     @property
     def semantic(self) -> bool:
@@ -263,6 +310,7 @@ class CatalogIndex:
         self.tool_vectors = _stack(self.tool_vectors, tools)
         self.field_vectors = _stack(self.field_vectors, distinct)
         self.field_ids = np.concatenate([self.field_ids, np.array(ids, dtype=np.int64)])
+        self._products = None
         return not missing
 
 

@@ -35,8 +35,16 @@ from oracle_core.capabilities.search.fit import (
     passes,
     plausible,
     query_fits,
+    short,
 )
-from oracle_core.capabilities.search.fusion import DEFAULT, FUSIONS, Fusion, combine, features
+from oracle_core.capabilities.search.fusion import (
+    DEFAULT,
+    FUSIONS,
+    Fusion,
+    combine,
+    features,
+    features_of,
+)
 from oracle_core.capabilities.search.index import CatalogIndex
 from oracle_core.capabilities.search.lexical import BM25_B, BM25_K1
 from oracle_core.capabilities.search.scoring import Scores, score_queries
@@ -171,14 +179,13 @@ class CapabilitySearch:
         if mode == "bm25":
             return scores.lexical_plugin
         fusion = FUSIONS.get(mode, self.fusion)
-        parts = features(scores, alive, fusion)
         if mode == "lexical":
             lexical = _lexical_only(scores)
             return combine(features(lexical, alive, fusion), fusion)
         if mode == "semantic":
             semantic = scores.semantic
             return semantic if semantic is not None else np.zeros(len(alive), np.float32)
-        return combine(parts, fusion)
+        return combine(features(scores, alive, fusion), fusion)
 
     def _ranked_rows(
         self, values: np.ndarray, depth: int, matched: np.ndarray | None = None
@@ -213,34 +220,36 @@ class CapabilitySearch:
         index = self.index
         if not index.row_of:
             return [[] for _ in queries]
-        out: list[list[Candidate]] = []
-        for scores in self.scores(queries):
-            out.append(self._fitting(scores, limit))
-        return out
+        scored = self.scores(queries)
+        parts = features_of(scored, index.alive, self.fusion)  # all queries at once
+        return [
+            self._fitting(scores, limit, combine(p, self.fusion))
+            for scores, p in zip(scored, parts, strict=True)
+        ]
 
-    def _fitting(self, scores: Scores, limit: int) -> list[Candidate]:
-        """One query's candidates after the fit rule (see :mod:`.fit`)."""
+    def _fitting(self, scores: Scores, limit: int, fused: np.ndarray) -> list[Candidate]:
+        """One query's candidates after the fit rule (see :mod:`.fit`), ``fused`` its fused
+        scores."""
         index = self.index
-        fused = self.fused(scores)
         rows = self._ranked_rows(fused, max(limit, self.fit.depth) * 3)
         semantic = scores.semantic is not None
         wordless = not knows_a_word(index, scores)
+        is_short = short(scores, self.fit)
 
         def measure(row: int) -> tuple[bool, float, float, bool, float]:
             listed, similarity, evidence = plausible(index, scores, row, self.fit)
-            return (
-                listed,
-                similarity,
-                evidence,
-                covers(index, scores, row),
-                paired_cosine(index, scores, row),
-            )
+            covered = covers(index, scores, row)
+            fit = (similarity, evidence, self.fit, semantic, covered, wordless, None, is_short)
+            # The known words' cosine only ever helps: it is read (and those words embedded)
+            # for the candidates that do not fit without it.
+            paired = similarity if passes(*fit) else paired_cosine(index, scores, row)
+            return listed, similarity, evidence, covered, paired
 
         # Measured lazily: the first ``depth`` rows decide the query, the rest only until
         # ``limit`` are listed.
         measured = [measure(row) for row in rows[: self.fit.depth]]
         first = [(c, e, v, p) for _, c, e, v, p in measured]
-        if not query_fits(first, self.fit, semantic, wordless):
+        if not query_fits(first, self.fit, semantic, wordless, is_short):
             return []
         found: list[Candidate] = []
         for number, row in enumerate(rows):
@@ -252,7 +261,9 @@ class CapabilitySearch:
             if listed:
                 plugin = index.plugins[row]
                 assert plugin is not None
-                fits = passes(similarity, evidence, self.fit, semantic, covered, wordless, paired)
+                fits = passes(
+                    similarity, evidence, self.fit, semantic, covered, wordless, paired, is_short
+                )
                 found.append(
                     Candidate(
                         plugin,
