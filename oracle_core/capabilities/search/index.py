@@ -45,6 +45,7 @@ class Groups:
         self._owners = np.zeros(0, dtype=np.int64)
         self._ids: tuple[np.ndarray, np.ndarray, np.ndarray | None] | None = None  # kept
         self._dense: np.ndarray | None = None
+        self._of: dict[int, np.ndarray] = {}  # each plugin row's live items, once read
 
     def add(self, owners: Sequence[int]) -> None:
         """Append items owned by ``owners`` (plugin rows)."""
@@ -59,6 +60,7 @@ class Groups:
 
     def _refresh(self) -> None:
         self._ids = None
+        self._of = {}
         self._live = np.flatnonzero(self.alive)
         owners = self.owner[self._live]
         self._dense = None
@@ -113,10 +115,14 @@ class Groups:
 
     def of(self, row: int) -> np.ndarray:
         """The live items of plugin ``row`` (items are appended in row order: the owners are
-        sorted, so a plugin's items are found by bisection)."""
-        start, end = np.searchsorted(self.owner, [row, row + 1])
-        items = np.arange(start, end)
-        return items[self.alive[start:end]]
+        sorted, so a plugin's items are found by bisection; kept until the items change)."""
+        items = self._of.get(row)
+        if items is None:
+            start, end = np.searchsorted(self.owner, [row, row + 1])
+            items = np.arange(start, end)[self.alive[start:end]]
+            items.flags.writeable = False
+            self._of[row] = items
+        return items
 
 
 @dataclass

@@ -236,11 +236,17 @@ def _lexical_all(
 def _summed_all(texts: list[list[tuple[np.ndarray, np.ndarray]]], rows: int) -> np.ndarray:
     """Each text's row totals of its ``(rows, scores)`` postings (one row a text), summed in
     one ``bincount``."""
-    at = [posting + i * rows for i, postings in enumerate(texts) for posting, _ in postings]
-    if not at:
+    flat = [posting for postings in texts for posting in postings]
+    if not flat:
         return np.zeros((len(texts), rows), dtype=np.float32)
-    weights = np.concatenate([v for postings in texts for _, v in postings])
-    total = np.bincount(np.concatenate(at), weights=weights, minlength=len(texts) * rows)
+    # Each text's rows offset by its row block: one offset a posting list, repeated over its
+    # rows (rather than one shifted copy of every posting list).
+    offsets = np.repeat(
+        np.arange(len(texts), dtype=np.int64) * rows, [sum(len(p) for p, _ in t) for t in texts]
+    )
+    at = np.concatenate([p for p, _ in flat]) + offsets
+    weights = np.concatenate([v for _, v in flat])
+    total = np.bincount(at, weights=weights, minlength=len(texts) * rows)
     return total.astype(np.float32).reshape(len(texts), rows)
 
 
