@@ -29,6 +29,28 @@ def test_wordllama_texts_embed_as_wordllama_pools_them() -> None:
         assert np.abs(mine - theirs).max() < 1e-6
 
 
+def test_a_request_joined_from_its_sentences_has_the_tokens_it_has_alone() -> None:
+    from oracle_core.capabilities.search import WordLlamaEmbedder
+
+    embedder = WordLlamaEmbedder()
+    assert embedder._joins  # wordllama's tokenizer: sentences' tokens join at a space
+    tokenizer = embedder._tokenizer
+    requests = [
+        "Book a table for 2 in Zürich. Then call a taxi! Is it raining?  Thanks;bye",
+        "What's 3.5 + 4? Convert 20 EUR to USD; then email it.",
+        "Find flights from NYC to SFO.\nAlso a hotel. ",
+        "one sentence only",
+    ]
+    for request in requests:
+        sentences = split_clauses(request)
+        batch = [request, *sentences]
+        ids = embedder._small_batch_ids(batch)
+        assert ids == [tokenizer.encode(t, add_special_tokens=False).ids for t in batch]
+        vectors = embedder.embed(batch)
+        alone = np.concatenate([embedder.embed([t]) for t in batch])
+        assert np.array_equal(vectors, alone)
+
+
 def test_a_plugins_best_item_is_its_largest_value_with_items_removed() -> None:
     rng = np.random.default_rng(7)
     for _ in range(200):

@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
+from oracle_core.capabilities.search.analyzer import split_clauses
+
 if TYPE_CHECKING:
     from oracle_core.settings import Settings
 
@@ -80,6 +82,7 @@ class WordLlamaEmbedder:
         self._tokenizer = type(tokenizer).from_str(tokenizer.to_str())
         self._tokenizer.no_padding()
         self._tokenizer.no_truncation()
+        self._joins = _tokens_join(self._tokenizer)
         self.name = f"wordllama-{getattr(wordllama, '__version__', '0')}"
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
@@ -97,9 +100,9 @@ class WordLlamaEmbedder:
         tokenizer = self._tokenizer
         if len(texts) > _SMALL_BATCH:
             encoded = tokenizer.encode_batch(list(texts), add_special_tokens=False)
+            pieces = [e.ids for e in encoded]
         else:  # a search's few texts: one by one, without the tokenizer's thread pool
-            encoded = [tokenizer.encode(t, add_special_tokens=False) for t in texts]
-        pieces = [e.ids for e in encoded]
+            pieces = self._small_batch_ids(texts)
         lengths = np.array([len(p) for p in pieces], dtype=np.int64)
         tokens = np.fromiter(chain.from_iterable(pieces), np.int64, int(lengths.sum()))
         tokens = np.clip(tokens, 0, table.shape[0] - 1)
@@ -109,6 +112,55 @@ class WordLlamaEmbedder:
             has = lengths > 0
             sums[has] = np.add.reduceat(table[tokens], starts[has], axis=0)
         return _unit(sums / np.maximum(lengths, 1)[:, None].astype(np.float32))
+
+    def _small_batch_ids(self, texts: Sequence[str]) -> list[list[int]]:
+        """The token ids of a search's few texts, each sentence tokenized once: a request
+        that is its sentences joined by single spaces, every one of them in the batch, gets
+        their ids one after the other (the tokenizer reads them so, see
+        :func:`_tokens_join`)."""
+        tokenizer = self._tokenizer
+        ids: dict[str, list[int]] = {}
+        joined: list[tuple[str, list[str]]] = []
+        batch = set(texts)
+        for text in texts:
+            parts = split_clauses(text) if self._joins else []
+            if len(parts) > 1 and " ".join(parts) == text and batch.issuperset(parts):
+                joined.append((text, parts))
+            elif text not in ids:
+                ids[text] = tokenizer.encode(text, add_special_tokens=False).ids
+        for text, parts in joined:
+            for part in parts:
+                if part not in ids:  # (a sentence is never itself joined; kept safe)
+                    ids[part] = tokenizer.encode(part, add_special_tokens=False).ids
+            ids[text] = [i for part in parts for i in ids[part]]
+        return [ids[t] for t in texts]
+
+
+def _tokens_join(tokenizer: Any) -> bool:
+    """Whether texts joined by a single space tokenize as their tokens one after the other.
+
+    True of wordllama's SentencePiece-style tokenizer: no pre-tokenizer, a normalizer that
+    only prepends ``▁`` and turns spaces into ``▁``, and no token holding ``▁`` but at its
+    start (or only ``▁``), so no merge spans the ``x▁y`` between two texts and each is
+    merged as it is alone (``▁`` prepended)."""
+    import json
+
+    try:
+        config = json.loads(tokenizer.to_str())
+    except (ValueError, AttributeError):
+        return False
+    normalizer = config.get("normalizer") or {}
+    expected = [
+        {"type": "Prepend", "prepend": "\u2581"},
+        {"type": "Replace", "pattern": {"String": " "}, "content": "\u2581"},
+    ]
+    return (
+        config.get("pre_tokenizer") is None
+        and (config.get("model") or {}).get("type") == "BPE"
+        and normalizer.get("type") == "Sequence"
+        and normalizer.get("normalizers") == expected
+        and not any("\u2581" in token.lstrip("\u2581") for token in tokenizer.get_vocab())
+    )
 
 
 class LiteLLMEmbedder:

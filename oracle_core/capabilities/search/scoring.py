@@ -241,10 +241,9 @@ def _summed_all(texts: list[list[tuple[np.ndarray, np.ndarray]]], rows: int) -> 
         return np.zeros((len(texts), rows), dtype=np.float32)
     # Each text's rows offset by its row block: one offset a posting list, repeated over its
     # rows (rather than one shifted copy of every posting list).
-    offsets = np.repeat(
-        np.arange(len(texts), dtype=np.int64) * rows, [sum(len(p) for p, _ in t) for t in texts]
-    )
-    at = np.concatenate([p for p, _ in flat]) + offsets
+    lists = [p for p, _ in flat]
+    starts = [i * rows for i, postings in enumerate(texts) for _ in postings]
+    at = np.concatenate(lists) + np.repeat(np.array(starts, np.int64), [len(p) for p in lists])
     weights = np.concatenate([v for _, v in flat])
     total = np.bincount(at, weights=weights, minlength=len(texts) * rows)
     return total.astype(np.float32).reshape(len(texts), rows)

@@ -192,8 +192,12 @@ class CapabilitySearch:
     ) -> list[int]:
         """The ``depth`` best live rows by ``values`` (only ``matched`` ones when given)."""
         alive = self.index.alive if matched is None else self.index.alive & matched
-        masked = np.where(alive, values, -np.inf)
-        depth = min(depth, int(np.isfinite(masked).sum()))
+        if alive.all() and np.isfinite(values).all():  # nothing masked: the values themselves
+            masked, finite = values, len(values)
+        else:
+            masked = np.where(alive, values, -np.inf)
+            finite = int(np.isfinite(masked).sum())
+        depth = min(depth, finite)
         if depth <= 0:
             return []
         top = np.argpartition(-masked, depth - 1)[:depth]
