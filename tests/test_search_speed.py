@@ -49,6 +49,18 @@ def test_a_request_joined_from_its_sentences_has_the_tokens_it_has_alone() -> No
         vectors = embedder.embed(batch)
         alone = np.concatenate([embedder.embed([t]) for t in batch])
         assert np.array_equal(vectors, alone)
+    odd = [
+        "",
+        " ",
+        "  two  spaces ",
+        "tab\there",
+        "<s> hi </s>",
+        "x<unk>",
+        "naïve 🚀 café",
+        "a\n\nb",
+    ]
+    for text in odd:  # the BPE model alone, or encode where it would differ
+        assert embedder._ids_of(text) == tokenizer.encode(text, add_special_tokens=False).ids
 
 
 def test_a_plugins_best_item_is_its_largest_value_with_items_removed() -> None:

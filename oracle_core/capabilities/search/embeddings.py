@@ -83,6 +83,9 @@ class WordLlamaEmbedder:
         self._tokenizer.no_padding()
         self._tokenizer.no_truncation()
         self._joins = _tokens_join(self._tokenizer)
+        self._model_tokenize = self._tokenizer.model.tokenize
+        # Texts holding none of these are tokenized by the BPE model alone (see _ids_of).
+        self._added = [t.content for t in self._tokenizer.get_added_tokens_decoder().values()]
         self.name = f"wordllama-{getattr(wordllama, '__version__', '0')}"
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
@@ -118,7 +121,7 @@ class WordLlamaEmbedder:
         that is its sentences joined by single spaces, every one of them in the batch, gets
         their ids one after the other (the tokenizer reads them so, see
         :func:`_tokens_join`)."""
-        tokenizer = self._tokenizer
+        encode = self._ids_of
         ids: dict[str, list[int]] = {}
         joined: list[tuple[str, list[str]]] = []
         batch = set(texts)
@@ -127,13 +130,25 @@ class WordLlamaEmbedder:
             if len(parts) > 1 and " ".join(parts) == text and batch.issuperset(parts):
                 joined.append((text, parts))
             elif text not in ids:
-                ids[text] = tokenizer.encode(text, add_special_tokens=False).ids
+                ids[text] = encode(text)
         for text, parts in joined:
             for part in parts:
                 if part not in ids:  # (a sentence is never itself joined; kept safe)
-                    ids[part] = tokenizer.encode(part, add_special_tokens=False).ids
+                    ids[part] = encode(part)
             ids[text] = [i for part in parts for i in ids[part]]
         return [ids[t] for t in texts]
+
+    def _ids_of(self, text: str) -> list[int]:
+        """The token ids of ``text``, as ``encode`` gives them without special tokens.
+
+        With wordllama's tokenizer (see :func:`_tokens_join`) that is its normalizer, done
+        here, and the BPE model alone (half the time: no encoding object, offsets or masks),
+        unless the text holds an added token's content (``<s>``) the tokenizer would match
+        first."""
+        normalized = "\u2581" + text.replace(" ", "\u2581")
+        if not self._joins or not text or any(a in normalized for a in self._added):
+            return list(self._tokenizer.encode(text, add_special_tokens=False).ids)
+        return [token.id for token in self._model_tokenize(normalized)]
 
 
 def _tokens_join(tokenizer: Any) -> bool:

@@ -55,22 +55,13 @@ class Scores:
     def semantic(self) -> np.ndarray | None:
         """Each plugin's best cosine: to its sentence, best tool or best field (max-sim;
         computed once for the parts it was computed of)."""
-        parts = [
-            p for p in (self.semantic_plugin, self.semantic_tool, self.semantic_field)
-            if p is not None
-        ]  # fmt: skip
-        cached: tuple[list[np.ndarray], np.ndarray | None] = self.__dict__.get(
-            "_semantic", ([], None)
-        )
-        kept, known = cached
-        if (
-            kept
-            and len(kept) == len(parts)
-            and all(a is b for a, b in zip(kept, parts, strict=True))
-        ):
-            return known
+        plugin, tool, field = self.semantic_plugin, self.semantic_tool, self.semantic_field
+        cached = self.__dict__.get("_semantic")  # (the parts it was computed of, the value)
+        if cached is not None and cached[0] is plugin and cached[1] is tool and cached[2] is field:
+            return cached[3]  # type: ignore[no-any-return]
+        parts = [p for p in (plugin, tool, field) if p is not None]
         value = np.maximum.reduce(parts) if parts else None
-        self.__dict__["_semantic"] = (parts, value)
+        self.__dict__["_semantic"] = (plugin, tool, field, value)
         return value
 
     def known_terms(self, index: CatalogIndex) -> list[str]:
@@ -286,4 +277,4 @@ def _sentence_semantic(
         one.semantic_plugin = to_plugins[row]
         one.tool_cosines = to_tools[row]
         one.semantic_tool = best[row]
-        one.__dict__["_semantic"] = ([one.semantic_plugin, one.semantic_tool], closest[row])
+        one.__dict__["_semantic"] = (one.semantic_plugin, one.semantic_tool, None, closest[row])
