@@ -100,6 +100,8 @@ def test_a_product_in_blocks_is_the_product(rows: int) -> None:
     left = rng.standard_normal((rows, 64)).astype(np.float32)
     right = rng.standard_normal((64, 3001)).astype(np.float32)
     assert np.allclose(product(left, right), left @ right, atol=1e-4)
+    laid_out = np.ascontiguousarray(right.T).T  # the index's layout (Fortran order)
+    assert np.allclose(product(left, laid_out), left @ right, atol=1e-4)
 
 
 def test_a_requests_terms_are_its_clauses_terms() -> None:
