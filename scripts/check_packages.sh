@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Each plugin package installs alone next to oracle-core in a fresh virtual environment,
-# and `oracle plugins` lists it from its entry point, with no failure and no warning.
+# and `oracle plugins` lists it from its entry point, with no failure and no warning; and
+# `oracle search` ranks it by meaning as well as words: the core alone brings the
+# semantic ranker (nothing downloaded).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python=${PYTHON:-python3}
@@ -22,5 +24,16 @@ if names != [dist] or problems:
     sys.exit(f"{dist}: installed alone, `oracle plugins` shows {names} and problems {problems}")
 print(f"ok: {dist} installs alone and `oracle plugins` lists {report['plugins'][0]['name']!r}")
 PY
+  if [ "$dist" = oracle-plugin-weather ]; then
+    found=$(ORACLE_HOME="$(dirname "$venv")/home" "$venv/bin/oracle" search --json --explain "is it going to rain tomorrow")
+    "$venv/bin/python" - "$found" <<'PY'
+import json, sys
+first = json.loads(sys.argv[1])["results"][0]
+# One plugin: its z-scored parts are 0 (nothing to compare with), its cosine is not.
+if first["name"] != "weather" or not first["explain"].get("cosine", 0) > 0:
+    sys.exit(f"the core alone does not rank by meaning: {first}")
+print(f"ok: the core alone ranks by meaning (cosine {first['explain']['cosine']})")
+PY
+  fi
   "$venv/bin/python" -m pip uninstall --quiet --yes "$dist"
 done
