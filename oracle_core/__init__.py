@@ -13,8 +13,8 @@ The public API is everything in ``__all__``, in two faces:
 Internals (the registry, bound tools, the run loop) live in their modules and may change.
 """
 
-import ast
 import importlib
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,7 +23,8 @@ from oracle_core.version import __version__
 # The export table: each public name and the module that defines it, written once. Type
 # checkers read it as it stands ("X as X" re-exports X); at run time the names are imported
 # on first use (PEP 562), so ``import oracle_core`` and ``oracle --help`` do not pay for the
-# whole framework: ``_exports`` reads this block from the source. One import a module:
+# whole framework: ``_exports`` reads this block from the source (one import a module, every
+# name as ``X as X``; a regular expression, so no module is imported to read it):
 # isort: skip_file
 if TYPE_CHECKING:
     from oracle_core.authoring.manifest import ManifestWarning as ManifestWarning
@@ -122,15 +123,19 @@ if TYPE_CHECKING:
     )
 
 
+_TABLE_ROW = re.compile(r"^    from (oracle_core[\w.]*) import (?:\(([^)]*)\)|(.*))$", re.MULTILINE)
+
+
 def _exports() -> dict[str, str]:
     """``public name -> defining module``, read from the ``TYPE_CHECKING`` table above."""
-    tree = ast.parse(Path(__file__).read_text(encoding="utf-8"))
-    block = next(n for n in tree.body if isinstance(n, ast.If))
+    source = Path(__file__).read_text(encoding="utf-8")
+    start = source.index("if TYPE_CHECKING:")
+    block = source[start : source.index("\n\n\n", start)]
     return {
-        alias.name: node.module
-        for node in block.body
-        if isinstance(node, ast.ImportFrom) and node.module
-        for alias in node.names
+        name.split(" as ")[0].strip(): module
+        for module, grouped, single in _TABLE_ROW.findall(block)
+        for name in (grouped or single).split(",")
+        if name.strip()
     }
 
 
