@@ -226,7 +226,7 @@ async def test_the_executor_runs_a_meta_tool_over_the_state_it_is_given() -> Non
 async def test_the_executor_caps_a_meta_tool_result_like_any_other() -> None:
     executor = ToolExecutor(catalog(), RunLimits(max_result_bytes=40))
 
-    result = await executor.execute(call(LIST_CAPABILITIES), ())
+    result = await executor.execute(call(LIST_CAPABILITIES), executor.capabilities.state())
 
     assert "[cut:" in result.content
 
@@ -234,8 +234,9 @@ async def test_the_executor_caps_a_meta_tool_result_like_any_other() -> None:
 async def test_the_executor_runs_a_plugin_tool_and_refuses_an_unknown_name() -> None:
     executor = ToolExecutor(catalog(), RunLimits())
 
-    ran = await executor.execute(call("get_forecast", {"city": "Oslo"}), ["weather"])
-    unknown = await executor.execute(call("get_radar"), [])
+    state = executor.capabilities.state(["weather"])
+    ran = await executor.execute(call("get_forecast", {"city": "Oslo"}), state)
+    unknown = await executor.execute(call("get_radar"), state)
 
     assert ran.value == "sunny in Oslo"
     assert unknown.is_error and "does not exist" in unknown.content

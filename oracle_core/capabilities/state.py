@@ -75,7 +75,7 @@ class Capabilities:
         self._building = threading.Lock()  # two first searches build one index
 
     def search(self) -> CapabilitySearch:
-        """The capability search, made on first use (numpy and bm25s are imported then)."""
+        """The capability search, made on first use (numpy and the semantic ranker are imported then)."""
         with self._building:
             if self._search is None:
                 from oracle_core.capabilities.search import CapabilitySearch

@@ -165,7 +165,7 @@ class ToolExecutor:
     async def execute(
         self,
         call: ToolCall,
-        state: CapabilityState | Sequence[str],
+        state: CapabilityState,
         on_error: ErrorListener | None = None,
         *,
         satisfied: frozenset[str] = frozenset(),
@@ -176,8 +176,7 @@ class ToolExecutor:
         Args:
             call: the call, already allowed by the gate.
             state: the run's capabilities (a ``load_capability`` call changes them, so a
-                second load in the same model response sees the first), or the thread's
-                loaded plugins, for a call whose loads nobody reads back.
+                second load in the same model response sees the first).
             on_error: told about a tool that raised something other than a ``ToolError``.
             satisfied: wait kinds the call already passed (a resumed, approved call).
             digest: for a saved call being resumed: the digest its validated arguments
@@ -187,8 +186,6 @@ class ToolExecutor:
             arguments = decode_arguments(call, self.limits.max_text_bytes)
         except ToolArgumentsError as error:
             return error_result(call, str(error), error)
-        if not isinstance(state, CapabilityState):
-            state = self.capabilities.state(state)
         target = state.resolve(call.name)
         if target is None:
             return error_result(call, f"tool {call.name!r} does not exist")

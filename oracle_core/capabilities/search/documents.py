@@ -30,17 +30,8 @@ PLUGIN_FIELDS = (
 """The fields of a plugin's lexical document, each counted once (no field weights: on the
 tuning sets every field once with ``k1`` about 1.2 ranks better than repeating fields)."""
 
-NAMING_FIELDS = (
-    "name",
-    "title",
-    "summary",
-    "when_to_use",
-    "examples",
-    "tags",
-    "category",
-    "tool_names",
-)
-"""The short fields that say what a plugin is for. A query word found only in the long
+NAMING_FIELDS = PLUGIN_FIELDS[: PLUGIN_FIELDS.index("tool_names") + 1]
+"""The short fields (those of :data:`PLUGIN_FIELDS` up to the tool names) that say what a plugin is for. A query word found only in the long
 fields (tool descriptions, parameter texts) is weaker evidence that a plugin fits."""
 
 TOOL_FIELDS = ("tool_name", "tool_description", "parameters")

@@ -201,7 +201,7 @@ class ResumeStep:
         satisfied -= {"connection"}
         result = await deps.executor.execute(
             call,
-            list(state.loaded),
+            deps.executor.capabilities.state(state.loaded),
             deps.middleware.notify,
             satisfied=satisfied,
             digest=operation.digest,
