@@ -54,6 +54,7 @@ VAGUE_TOOL_NAMES = frozenset(
 """Tool names that say nothing about what the tool does (compared without ``_`` or ``-``)."""
 
 _WORD = re.compile(r"[a-z0-9]+")
+_NOT_WORD = re.compile(r"[^a-z0-9]+")
 
 
 def _words(text: str) -> list[str]:
@@ -64,7 +65,9 @@ def vague_tool_names(manifest: PluginManifest, tools: Sequence[Tool]) -> list[Ma
     """A warning for each tool whose name is only a generic verb (``run``, ``do``, ...)."""
     out = []
     for tool in tools:
-        if "".join(_words(tool.name)) in VAGUE_TOOL_NAMES:
+        # Its letters and digits alone (what joining its words gives, without splitting it:
+        # this runs for every tool at every start).
+        if _NOT_WORD.sub("", tool.name.lower()) in VAGUE_TOOL_NAMES:
             out.append(
                 ManifestWarning(
                     manifest.name,
