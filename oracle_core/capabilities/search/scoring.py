@@ -74,11 +74,6 @@ class Scores:
         return cached
 
 
-def sentences_of(index: CatalogIndex, query: str) -> list[str]:
-    """The sentences of ``query`` ranked on their own: none unless it has two with terms."""
-    return [c for c, _ in _clauses(index, query)[1]]
-
-
 def _clauses(index: CatalogIndex, query: str) -> tuple[list[str], list[tuple[str, list[str]]]]:
     """The terms of ``query`` and its sentences ranked on their own with their terms (none
     unless it has two with terms): each clause analysed once, the query's terms being its
