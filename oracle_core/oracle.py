@@ -117,7 +117,7 @@ class Oracle(Blocking):
         chosen: dict[str, Any] = {"max_steps": max_steps, "tool_concurrency": tool_concurrency,
                                   "tool_timeout": tool_timeout}  # fmt: skip
         self.limits = chosen_limits(limits or self.settings.run_limits, **chosen)
-        self._pool = SyncToolPool(self.limits.sync_tool_workers)
+        self._pool = SyncToolPool(self.limits.sync_tool_workers, self.settings.sync_tool_shares())
         self._states = PluginStates()
         self.plugin_manager: pluggy.PluginManager = new_plugin_manager()
         self._registry = assemble_plugins(

@@ -182,6 +182,9 @@ async def test_hung_sync_tools_use_up_only_their_own_pool_and_say_so(tmp_path: P
         return "quick"
 
     model = FunctionModel(calls_then_text(("hang", "{}"), ("hang", "{}")))
+    # One plugin may hold the whole pool here: this is about the pool's own bound (the
+    # shares of several plugins are tests/test_pool_bulkheads.py).
+    (tmp_path / "oracle.toml").write_text("[sync_tools]\nshare = 2\n")
     oracle = build(tmp_path, model, ToolsPlugin(hang, quick), sync_tool_workers=2)
     try:
         first = await oracle.run("t1", "go")

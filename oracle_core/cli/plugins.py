@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -13,8 +14,12 @@ if TYPE_CHECKING:
     from oracle_core.plugins.registry import Registry
 
 
-def plugins_report(registry: Registry) -> dict[str, Any]:
-    """The registry as JSON-ready data: plugins, failures, warnings and hints.
+def plugins_report(
+    registry: Registry,
+    imports: Mapping[str, float] | None = None,
+    slow: float | None = None,
+) -> dict[str, Any]:
+    """The registry as JSON-ready data: plugins, failures, warnings, hints and slow imports.
 
     Each failure lists every problem the validator found in the plugin (``problems``), the
     same sentences ``check_plugin`` reports; ``message`` is them all in one text. An MCP
@@ -22,9 +27,16 @@ def plugins_report(registry: Registry) -> dict[str, Any]:
     ``hints`` say what would make a plugin easier for capability search to find (no
     examples, no ``when_to_use``, a summary that only repeats the name): advice, not
     warnings, so ``check_plugin`` does not fail on them.
+
+    ``imports`` are the plugins' import times by name (from
+    :func:`~oracle_core.plugins.loader.import_times`): each plugin has ``import_seconds``
+    (``null`` for one given in code), and ``slow_imports`` lists those over ``slow``
+    seconds (``ORACLE_SLOW_IMPORT_SECONDS``; default 0.5), slowest first, failed plugins
+    included.
     """
     from oracle_core.plugins.findability import findability_advice
     from oracle_core.plugins.mcp.adapter import MCPPlugin
+    from oracle_core.settings import DEFAULT_SLOW_IMPORT_SECONDS
 
     warned = {(w.plugin, w.field) for w in registry.warnings}
     hints = [
@@ -35,6 +47,13 @@ def plugins_report(registry: Registry) -> dict[str, Any]:
         if (h.plugin, h.field) not in warned
     ]
 
+    over = DEFAULT_SLOW_IMPORT_SECONDS if slow is None else slow
+    times = dict(imports or {})
+    slow_imports = [
+        {"plugin": name, "seconds": round(seconds, 3)}
+        for name, seconds in sorted(times.items(), key=lambda item: -item[1])
+        if seconds > over
+    ]
     return {
         "plugins": [
             {
@@ -48,6 +67,7 @@ def plugins_report(registry: Registry) -> dict[str, Any]:
                 ],
                 "middleware": len(p.middleware),
                 "routes": [r.path for r in p.routes],
+                "import_seconds": round(times[p.name], 3) if p.name in times else None,
                 **({"mcp": p.obj.status()} if isinstance(p.obj, MCPPlugin) else {}),
             }
             for p in registry
@@ -66,6 +86,8 @@ def plugins_report(registry: Registry) -> dict[str, Any]:
             {"plugin": w.plugin, "field": w.field, "message": w.message} for w in registry.warnings
         ],
         "hints": hints,
+        "slow_imports": slow_imports,
+        "slow_import_seconds": over,
     }
 
 
@@ -100,9 +122,11 @@ def mcp_table(servers: list[dict[str, Any]]) -> str:
 def plugins_command(as_json: bool) -> None:
     """List installed plugins with their tier and tools, and plugins that failed to load."""
     from oracle_core.capabilities.surface import Catalog, config_problem
+    from oracle_core.plugins.loader import import_times
 
-    oracle = build_oracle(surface=Catalog())  # listed whatever [surface] says, to help fix it
-    report = plugins_report(oracle.registry)
+    with import_times() as imports:
+        oracle = build_oracle(surface=Catalog())  # listed whatever [surface] says, to fix it
+    report = plugins_report(oracle.registry, imports, oracle.settings.slow_import_seconds)
     report["surface_error"] = config_problem(oracle.settings, oracle.registry)
     if as_json:
         click.echo(json.dumps(report, indent=2))
@@ -145,6 +169,11 @@ def plugins_command(as_json: bool) -> None:
                 click.echo(f"    - {problem}")
     if report["surface_error"]:
         click.echo(f"\nSurface: {report['surface_error']}")
+    if report["slow_imports"]:
+        over = f"over {report['slow_import_seconds']:g} s, ORACLE_SLOW_IMPORT_SECONDS"
+        click.echo(f"\nSlow imports ({len(report['slow_imports'])}; {over}; every start waits):")
+        for slow in report["slow_imports"]:
+            click.echo(f"  {slow['plugin']}: {slow['seconds']:.2f} s")
     if report["warnings"]:
         click.echo(f"\nWarnings ({len(report['warnings'])}):")
         for w in report["warnings"]:

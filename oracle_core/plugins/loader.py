@@ -11,14 +11,21 @@ Every step is linear in the number of plugins: they are registered in one batch
 (:func:`~oracle_core.plugins.hooks.register_plugins`), and an installed plugin whose files
 and tools have not changed since it last passed is not checked again tool by tool
 (:mod:`oracle_core.plugins.cache`).
+
+Each installed plugin's import is timed: one slower than ``ORACLE_SLOW_IMPORT_SECONDS``
+is logged as a warning naming it, since every start pays for it (the cache cannot skip an
+import, and an import cannot be cut off in process: a hung one hangs the start).
 """
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import functools
+import logging
 import sys
-from collections.abc import Sequence
+import time
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -55,7 +62,36 @@ from oracle_core.plugins.where import failure_location, full_traceback
 from oracle_core.plugins.worker import HookTimeout, HookWorker, Progress
 from oracle_core.settings import DEFAULT_HOOK_TIMEOUT
 
-__all__ = ["Candidate", "assemble", "declared_name", "new_plugin_manager", "source_for_object"]
+__all__ = [
+    "Candidate",
+    "assemble",
+    "declared_name",
+    "import_times",
+    "new_plugin_manager",
+    "source_for_object",
+]
+
+log = logging.getLogger("oracle_core.plugins")
+
+_IMPORT_TIMES: contextvars.ContextVar[dict[str, float] | None] = contextvars.ContextVar(
+    "oracle_plugin_import_times", default=None
+)
+
+
+@contextlib.contextmanager
+def import_times() -> Iterator[dict[str, float]]:
+    """Collect how long each plugin took to import, for the assemblies run inside the block.
+
+    Yields a dict, filled as plugins are assembled: seconds by plugin name (its manifest's
+    name, or its entry point's when it failed). Only plugins the oracle imported are in
+    it, not those given in code. ``oracle plugins`` shows the slow ones with it.
+    """
+    times: dict[str, float] = {}
+    token = _IMPORT_TIMES.set(times)
+    try:
+        yield times
+    finally:
+        _IMPORT_TIMES.reset(token)
 
 
 @dataclass
@@ -93,6 +129,8 @@ class _Entry:
     plugin: Plugin | None = None
     warnings: list[ManifestWarning] = field(default_factory=list)
     config: Any = None
+    import_seconds: float | None = None
+    """How long its import took (``None``: given in code, never imported here)."""
 
 
 class _Assembler:
@@ -119,9 +157,11 @@ class _Assembler:
         """Import the plugin and find what the core cannot honour in its hooks."""
         source = entry.source
         if entry.obj is None:
+            started = time.perf_counter()
             try:
                 entry.obj = source.load()
             except Exception as error:
+                entry.import_seconds = time.perf_counter() - started
                 where = failure_location(error, source.value)
                 at = f" at {where}" if where else ""
                 entry.failure = PluginLoadError(
@@ -137,6 +177,7 @@ class _Assembler:
                     )
                 self._patched(entry)
                 return
+            entry.import_seconds = time.perf_counter() - started
             if self._patched(entry):
                 return
         entry.registration = hook_problems(self.manager, entry.obj, entry.parsed)
@@ -353,6 +394,29 @@ def _declared_config(results: HookResults) -> type[BaseModel] | None:
     return model if isinstance(model, type) and issubclass(model, BaseModel) else None
 
 
+def _report_imports(entries: Sequence[_Entry], slow: float) -> None:
+    """Warn about each import slower than ``slow`` seconds; hand the times to
+    :func:`import_times` when a caller collects them."""
+    times = _IMPORT_TIMES.get()
+    for entry in entries:
+        seconds = entry.import_seconds
+        if seconds is None:
+            continue
+        name = entry.plugin.name if entry.plugin is not None else entry.source.name
+        if times is not None:
+            times[name] = seconds
+        if seconds > slow:
+            dist = f" [{entry.source.distribution}]" if entry.source.distribution else ""
+            log.warning(
+                "plugin %s%s took %.2f s to import, over ORACLE_SLOW_IMPORT_SECONDS=%g: every "
+                "start waits for it (import heavy modules inside the tools that use them)",
+                name,
+                dist,
+                seconds,
+                slow,
+            )
+
+
 def declared_name(
     obj: Any, *, timeout: float = DEFAULT_HOOK_TIMEOUT, host: PluginHost | None = None
 ) -> str:
@@ -435,6 +499,7 @@ def assemble(
         # every hook implementation; plugins that fail are few, so this stays cheap.)
         if entry.registered and (entry.plugin is None or id(entry.plugin) not in kept_ids):
             manager.unregister(entry.obj)
+    _report_imports(entries, host.settings.slow_import_seconds)
     kept_names = {p.name for p in kept}
     return Registry(
         plugins={p.name: p for p in kept},

@@ -240,7 +240,9 @@ class ToolExecutor:
             if bound.tool.is_async:
                 value = await _within(function, timeout, context)
             else:
-                value = await self.pool.run(function, timeout, context.cancellation)
+                value = await self.pool.run(
+                    function, timeout, context.cancellation, bound.plugin.name
+                )
         except (ToolArgumentsError, ToolError, PoolExhaustedError) as error:
             return error_result(call, str(error), error)
         except TimeoutError as error:

@@ -12,6 +12,7 @@ from typing import Any
 from oracle_core.errors import ConfigError
 from oracle_core.settings.plugin_tables import plain_plugin_config, plugin_overrides
 from oracle_core.settings.reading import ENVIRONMENT, env_flag, env_number, read_config
+from oracle_core.settings.sync_tools import SHARE_VARIABLE, SyncToolShares, read_shares
 from oracle_core.values.limits import RunLimits
 
 DEFAULT_TIER1_BUDGET = 400
@@ -22,6 +23,9 @@ DEFAULT_LIST_LIMIT = 40
 
 DEFAULT_HOOK_TIMEOUT = 10.0
 """Seconds one plugin hook may take (assembly, startup, shutdown) before it counts as hung."""
+
+DEFAULT_SLOW_IMPORT_SECONDS = 0.5
+"""Seconds a plugin's import may take before the start warns and ``oracle plugins`` says so."""
 
 
 def _names(value: str | None) -> tuple[str, ...] | None:
@@ -114,6 +118,11 @@ class Settings:
             ``ORACLE_TOOL_TIMEOUT``, ``ORACLE_MAX_RESULT_BYTES``, ``ORACLE_MAX_TEXT_BYTES``,
             ``ORACLE_RUN_TIMEOUT``, ``ORACLE_SYNC_TOOL_WORKERS``, ``ORACLE_BUSY_WAIT``,
             ``ORACLE_LEASE_TTL``).
+        sync_tool_share: ``ORACLE_SYNC_TOOL_SHARE``, the sync-tool workers one plugin's
+            calls may hold at once (``None``: ``share`` of ``[sync_tools]`` in
+            ``oracle.toml``, else half the pool); see :meth:`sync_tool_shares`.
+        slow_import_seconds: ``ORACLE_SLOW_IMPORT_SECONDS``, seconds a plugin's import may
+            take before the start logs a warning naming it and ``oracle plugins`` lists it.
         database_url: ``ORACLE_DATABASE_URL``, a ``postgresql://`` URL: threads are kept in
             Postgres (``oracle-core[postgres]``), shared by every process using it; unset
             keeps them in SQLite at :attr:`database_path`.
@@ -135,6 +144,8 @@ class Settings:
     embedding_model: str | None = None
     embedding_api_base: str | None = None
     run_limits: RunLimits = field(default_factory=RunLimits)
+    sync_tool_share: int | None = None
+    slow_import_seconds: float = DEFAULT_SLOW_IMPORT_SECONDS
     database_url: str | None = field(default=None, repr=False)
     database_pool_size: int = 10
     env: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)
@@ -170,6 +181,17 @@ class Settings:
             "embedding_model": env.get("ORACLE_EMBEDDING_MODEL") or None,
             "embedding_api_base": env.get("ORACLE_EMBEDDING_API_BASE") or None,
             "run_limits": _run_limits(env),
+            # 0 is "unset" here: a set value is at least 1.
+            "sync_tool_share": env_number(env, SHARE_VARIABLE, int, 0, minimum=1, unit="threads")
+            or None,
+            "slow_import_seconds": env_number(
+                env,
+                "ORACLE_SLOW_IMPORT_SECONDS",
+                float,
+                DEFAULT_SLOW_IMPORT_SECONDS,
+                minimum=0,
+                unit="seconds",
+            ),
             "database_url": _database_url(env.get("ORACLE_DATABASE_URL")),
             "database_pool_size": env_number(
                 env, "ORACLE_DATABASE_POOL_SIZE", int, 10, minimum=1, unit="connections"
@@ -233,6 +255,19 @@ class Settings:
                 f"not {type(section).__name__}"
             )
         return dict(section)
+
+    def sync_tool_shares(self) -> SyncToolShares:
+        """Each plugin's share of the sync-tool pool (see :mod:`oracle_core.settings.sync_tools`).
+
+        :attr:`sync_tool_share` (``ORACLE_SYNC_TOOL_SHARE``), else ``share`` of
+        ``[sync_tools]`` in ``oracle.toml``; single plugins' shares from
+        ``[sync_tools.plugins]``.
+
+        Raises:
+            ConfigError: a share in ``oracle.toml`` that is not a whole number of at least 1.
+        """
+        section = self._config.get("sync_tools", {})
+        return read_shares(section, self.sync_tool_share, self.config_path)
 
     def approvals_config(self) -> Any:
         """The ``[approvals]`` table of ``oracle.toml`` as written (``{}`` when there is none).

@@ -29,7 +29,7 @@ FLAG_FALSE = ("", "0", "false", "no", "off")
 TABLES_OF_TABLES = ("plugins", "mcp")
 """Top-level keys of ``oracle.toml`` whose every entry is a table (``[plugins.<name>]``)."""
 
-TABLES = ("surface", "approvals")
+TABLES = ("surface", "approvals", "sync_tools")
 """Top-level keys of ``oracle.toml`` that are one table."""
 
 _TOML_POSITION = re.compile(r"\s*\(at line (\d+), column (\d+)\)$")
@@ -224,6 +224,16 @@ def _check_shape(path: Path, text: str, data: dict[str, Any]) -> None:
             if not isinstance(value, dict):
                 key = f"{name}.{entry}"
                 raise _bad_key(path, text, key, value, f"a table ([{key}])")
+
+
+def bad_config_value(path: Path, key: str, value: Any, expected: str) -> ConfigError:
+    """The error for ``key`` of ``oracle.toml`` at ``path`` holding ``value`` where
+    ``expected`` fits, naming its line (the file is read again: only when it is wrong)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        text = ""
+    return _bad_key(path, text, key, value, expected)
 
 
 def _bad_key(path: Path, text: str, key: str, value: Any, expected: str) -> ConfigError:

@@ -158,7 +158,9 @@ class BackgroundWork:
             if tool.is_async:
                 value = await asyncio.wait_for(function(), seconds)
             else:
-                value = await self.pool.run(function, seconds, context.cancellation)
+                value = await self.pool.run(
+                    function, seconds, context.cancellation, prepared.bound.plugin.name
+                )
             status, result = "completed", cap(content_of(value))
         except asyncio.CancelledError:
             context.cancellation.set()
