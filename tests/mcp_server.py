@@ -4,6 +4,8 @@ Run as ``python mcp_server.py`` (stdio) or ``python mcp_server.py --http`` (stre
 127.0.0.1, a free port printed as ``PORT <n>`` on stdout). ``--hostile`` serves the attack
 server of test_mcp_hostile.py instead (low-level SDK server, so it can lie about schemas).
 ``MCP_TEST_STARTS`` names a file that gets one line per start (to count restarts).
+``MCP_TEST_HOLD`` names a FIFO the server opens before it serves: it stays starting until
+the test opens the FIFO for writing (or forever), a server slow to start without a sleep.
 """
 
 from __future__ import annotations
@@ -109,6 +111,10 @@ def main() -> None:
     if starts:
         with open(starts, "a") as handle:
             handle.write(f"{os.getpid()}\n")
+    hold = os.environ.get("MCP_TEST_HOLD")
+    if hold:
+        with open(hold) as fifo:  # blocks until a writer opens it
+            fifo.read()
     if "--hostile" in sys.argv:
         import anyio
         from mcp.server.stdio import stdio_server

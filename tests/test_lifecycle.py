@@ -250,6 +250,27 @@ async def test_a_failing_shutdown_is_logged_and_the_others_still_stop(
     assert "plugin 'b': oracle_shutdown failed: RuntimeError: already closed" in caplog.text
 
 
+async def test_a_failing_startup_is_logged_in_one_line_with_its_traceback_at_debug(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    cycle, _ = lifecycle(tmp_path, FailsToStart("db", []), Lifecycled("clock", []))
+
+    with caplog.at_level(logging.DEBUG, logger="oracle_core.plugins"):
+        await cycle.start(HANDLE)
+
+    errors = [r for r in caplog.records if r.levelno == logging.ERROR]
+    assert [(r.name, r.getMessage()) for r in errors] == [
+        (
+            "oracle_core.plugins",
+            "plugin 'db': hook oracle_startup raised RuntimeError: no database: it is left out",
+        )
+    ]
+    assert errors[0].exc_info is None  # one line; the traceback is the DEBUG record's
+    (traced,) = [r for r in caplog.records if r.levelno == logging.DEBUG and r.exc_info]
+    assert "'db'" in traced.getMessage()
+    assert "no database" in caplog.text.split(traced.getMessage(), 1)[1]
+
+
 async def test_trace_plugins_prints_every_hook_call_with_its_plugin(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -23,7 +23,13 @@ Visibility = Literal["always", "on-demand", "silent"]
 
 VISIBILITIES: tuple[Visibility, ...] = ("always", "on-demand", "silent")
 
-NAME_PATTERN = re.compile(r"[a-z][a-z0-9_-]*")
+NAME_MAX = 128
+"""The longest plugin name. A name is shown to the model, sent in every listing and put in
+URLs (``/plugins/<name>/``), so it must stay bounded; real catalogs have names of 60 to 70
+characters (slugs of API names), so the bound leaves room over them."""
+
+NAME_PATTERN = re.compile(rf"[a-z][a-z0-9_-]{{0,{NAME_MAX - 1}}}")
+"""A valid plugin name, always matched whole: its characters and :data:`NAME_MAX`."""
 
 # Soft limits: exceeding them costs tokens or attention, so they warn instead of failing.
 SUMMARY_MAX = 120
@@ -87,16 +93,9 @@ class PluginManifest(BaseModel):
     @field_validator("name")
     @classmethod
     def _check_name(cls, value: str) -> str:
-        if not NAME_PATTERN.fullmatch(value):
-            suggestion = (
-                re.sub(r"[^a-z0-9_-]", "-", value.strip().lower()).strip("-_") or "my-plugin"
-            )
-            if not suggestion[0].isalpha():
-                suggestion = f"p-{suggestion}"
-            raise ValueError(
-                f"{value!r} is not a valid plugin name: use lowercase letters, digits, '-' and '_', "
-                f"starting with a letter (for example {suggestion!r})"
-            )
+        problem = name_problem(value)
+        if problem:
+            raise ValueError(problem)
         return value
 
     @field_validator("connections")
@@ -145,6 +144,34 @@ class PluginManifest(BaseModel):
         if not self.title:
             object.__setattr__(self, "title", self.name)
         return self
+
+
+def name_problem(name: str) -> str | None:
+    """What is wrong with ``name`` as a plugin name, as a sentence with the fix; ``None`` if
+    nothing is.
+
+    The one rule for every plugin name (a manifest's, an MCP server's). A long name is shown
+    by its start only: the sentence stays short whatever the name's length.
+    """
+    if len(name) > NAME_MAX:
+        return (
+            f"{shown_name(name)} is {len(name)} characters: keep a plugin name within "
+            f"{NAME_MAX} characters"
+        )
+    if NAME_PATTERN.fullmatch(name):
+        return None
+    suggestion = re.sub(r"[^a-z0-9_-]", "-", name.strip().lower()).strip("-_") or "my-plugin"
+    if not suggestion[0].isalpha():
+        suggestion = f"p-{suggestion}"
+    return (
+        f"{shown_name(name)} is not a valid plugin name: use lowercase letters, digits, '-' "
+        f"and '_', starting with a letter (for example {suggestion!r})"
+    )
+
+
+def shown_name(name: str) -> str:
+    """``name`` quoted for a message, cut to :data:`NAME_MAX` characters when longer."""
+    return repr(name) if len(name) <= NAME_MAX else f"{name[:NAME_MAX]!r}..."
 
 
 @dataclass(frozen=True)

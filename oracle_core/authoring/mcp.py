@@ -11,7 +11,13 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from oracle_core.authoring.manifest import NAME_PATTERN, VISIBILITIES, Visibility
+from oracle_core.authoring.manifest import (
+    NAME_MAX,
+    VISIBILITIES,
+    Visibility,
+    name_problem,
+    shown_name,
+)
 from oracle_core.errors import PluginConfigError
 
 DEFAULT_CALL_TIMEOUT = 60.0
@@ -107,17 +113,19 @@ class MCPServer:
 
     def where(self) -> str:
         """The server as an operator finds it: its table, or the plugin that shipped it."""
-        return f"[mcp.{self.name}]" if self.origin == "oracle.toml" else f"MCP server {self.name!r}"
+        if not isinstance(self.name, str):
+            return f"MCP server {self.name!r}"
+        if self.origin == "oracle.toml":
+            return f"[mcp.{self.name[:NAME_MAX]}{'...' if len(self.name) > NAME_MAX else ''}]"
+        return f"MCP server {shown_name(self.name)}"
 
     def problems(self) -> list[tuple[str | None, str]]:
         """Every problem of the definition, each as (key, sentence naming the fix)."""
         at = self.where()
         found: list[tuple[str | None, str]] = []
-        if not isinstance(self.name, str) or not NAME_PATTERN.fullmatch(self.name):
-            found.append(
-                ("name", f"{at}: the name must be lowercase letters, digits, '-' or '_', "
-                         "starting with a letter (it becomes the plugin's name)")
-            )  # fmt: skip
+        problem = name_problem(self.name) if isinstance(self.name, str) else "it is not text"
+        if problem is not None:
+            found.append(("name", f"{at}: {problem} (the name becomes the plugin's name)"))
         if bool(self.command) == bool(self.url):
             found.append(
                 (None, f"{at}: give exactly one of 'command' (a stdio server) or 'url' "

@@ -8,7 +8,8 @@ with the same code, and report the same message, tool calls and usage.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+import json
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 from oracle_core.errors import ModelError
@@ -18,26 +19,21 @@ from oracle_core.values.messages import ModelResponse, Usage
 
 def usage_from(raw: Any) -> Usage:
     """The :class:`Usage` of a response's or chunk's ``usage`` (an object or a dict)."""
-    if raw is None:
-        return Usage()
-    get = raw.get if isinstance(raw, dict) else lambda k, d=0: getattr(raw, k, d)
-    return Usage(int(get("prompt_tokens", 0) or 0), int(get("completion_tokens", 0) or 0))
+    return Usage(_count(_field(raw, "prompt_tokens")), _count(_field(raw, "completion_tokens")))
 
 
 def response_from(completion: Any) -> ModelResponse:
     """The :class:`ModelResponse` of a whole (non-streamed) chat completion."""
-    message = completion.choices[0].message
-    tool_calls = [
-        {
-            "id": call.id,
-            "type": "function",
-            "function": {"name": call.function.name, "arguments": call.function.arguments or ""},
-        }
-        for call in (message.tool_calls or [])
-    ]
+    message = _field(_first(_field(completion, "choices")), "message")
+    tool_calls = []
+    for call in _items(_field(message, "tool_calls")):
+        read = _CallPieces()
+        read.add(call)
+        tool_calls.append(read.call())
+    content = _field(message, "content")
     return ModelResponse(
-        assistant_message(message.content, tool_calls),
-        usage_from(getattr(completion, "usage", None)),
+        assistant_message(None if content is None else _text(content), tool_calls),
+        usage_from(_field(completion, "usage")),
     )
 
 
@@ -46,42 +42,113 @@ class StreamAssembler:
 
     Feed each chunk to :meth:`add`, which returns its text piece (if any); :meth:`response`
     is the assembled :class:`ModelResponse`, tool calls merged by index and the last usage
-    reported.
+    reported. A chunk of any shape is read without raising (see :class:`_CallPieces`).
     """
 
     def __init__(self) -> None:
         self._text: list[str] = []
-        self._calls: dict[int, dict[str, Any]] = {}
+        self._calls: dict[int, _CallPieces] = {}
         self._usage = Usage()
 
     def add(self, chunk: Any) -> str | None:
         """Take one chunk; return its text piece, or ``None`` when it has none."""
-        if getattr(chunk, "usage", None):
-            self._usage = usage_from(chunk.usage)
-        if not chunk.choices:
-            return None
-        delta = chunk.choices[0].delta
-        for piece in getattr(delta, "tool_calls", None) or []:
-            call = self._calls.setdefault(
-                piece.index or 0,
-                {"id": "", "type": "function", "function": {"name": "", "arguments": ""}},
-            )
-            call["id"] = piece.id or call["id"]
-            if piece.function is not None:
-                call["function"]["name"] += piece.function.name or ""
-                call["function"]["arguments"] += piece.function.arguments or ""
-        text = getattr(delta, "content", None)
+        if _field(chunk, "usage"):
+            self._usage = usage_from(_field(chunk, "usage"))
+        delta = _field(_first(_field(chunk, "choices")), "delta")
+        for piece in _items(_field(delta, "tool_calls")):
+            index = _field(piece, "index")
+            # A piece without a usable index continues call 0, as one without any always did.
+            key = index if type(index) is int else 0
+            self._calls.setdefault(key, _CallPieces()).add(piece)
+        text = _text(_field(delta, "content"))
         if text:
             self._text.append(text)
-            return str(text)
+            return text
         return None
 
     def response(self) -> ModelResponse:
         """The whole answer streamed so far."""
-        tool_calls = [self._calls[i] for i in sorted(self._calls)]
+        tool_calls = [self._calls[i].call() for i in sorted(self._calls)]
         return ModelResponse(
             assistant_message("".join(self._text) or None, tool_calls), self._usage
         )
+
+
+class _CallPieces:
+    """One tool call read from its pieces, whatever types a provider put in them.
+
+    The run loop and the gate take names, arguments and ids as strings; a provider (or a
+    hostile proxy) may send a number, a bool, null, a list or a dict in any field. Each
+    field becomes a string here, at the one place the reply is read, so nothing after it
+    has to guess. A name piece that is not a string keeps its text but is marked
+    (``<not a string: 5>``): a tool named ``5`` must not run from ``"name": 5``, and no tool
+    name can hold ``<``, so the gate refuses the call and tells the model what it sent.
+    """
+
+    def __init__(self) -> None:
+        self.id = ""
+        self.name: list[str] = []
+        self.arguments: list[str] = []
+
+    def add(self, piece: Any) -> None:
+        """Take one piece (an SDK object or a dict; anything else carries nothing)."""
+        call_id = _field(piece, "id")
+        if call_id is not None and call_id != "":
+            self.id = _text(call_id)
+        function = _field(piece, "function")
+        name = _field(function, "name")
+        if isinstance(name, str):
+            self.name.append(name)
+        elif name is not None:
+            self.name.append(f"<not a string: {_text(name)[:_SHOWN]}>")
+        self.arguments.append(_text(_field(function, "arguments")))
+
+    def call(self) -> dict[str, Any]:
+        """The call in the OpenAI shape, every field a string."""
+        function = {"name": "".join(self.name), "arguments": "".join(self.arguments)}
+        return {"id": self.id, "type": "function", "function": function}
+
+
+_SHOWN = 40
+"""How much of a name that is not a string its marked name shows."""
+
+
+def _field(value: Any, key: str) -> Any:
+    """``value[key]`` of a dict or ``value.key`` of an SDK object; ``None`` for anything else.
+
+    A method is not a field: ``"text".index`` must not read as a piece's ``index``.
+    """
+    if isinstance(value, Mapping):
+        return value.get(key)
+    found = getattr(value, key, None)
+    return None if callable(found) else found
+
+
+def _items(value: Any) -> Sequence[Any]:
+    """``value`` when it is a list of pieces; nothing otherwise."""
+    return value if isinstance(value, (list, tuple)) else ()
+
+
+def _first(value: Any) -> Any:
+    """The first of a list of choices, ``None`` when there is none."""
+    items = _items(value)
+    return items[0] if items else None
+
+
+def _text(value: Any) -> str:
+    """A wire value as text: strings as they are, null as nothing, the rest as JSON."""
+    if isinstance(value, str):
+        return value
+    if value is None:
+        return ""
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _count(value: Any) -> int:
+    """A token count: a non-negative number, else 0."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
+        return 0
+    return max(0, int(min(value, 2**62)))
 
 
 def call_failed(model: str, error: BaseException, detail: object | None = None) -> ModelError:

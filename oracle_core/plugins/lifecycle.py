@@ -3,8 +3,14 @@
 Like datasette, an oracle counts as started only once every startup hook has returned. A
 plugin whose startup hook raises or overruns the timeout is reported and left out, with
 its tools, middleware and routes, and so are the plugins that depend on it; the rest
-starts. In strict mode the first such failure is fatal. Shutdown runs only for plugins
-whose startup succeeded, in reverse order, and never raises: each error is logged.
+starts. In strict mode the first such failure is fatal. Each failure is logged (one
+line at ERROR, the traceback at DEBUG). Shutdown runs only for plugins whose startup
+succeeded, in reverse order, and never raises: each error is logged.
+
+The loader's guard against patching the core (:mod:`oracle_core.plugins.integrity`) holds
+here too: the guarded modules are recorded once, and compared after each plugin's startup
+and shutdown hook. A startup hook that changed them is undone and its plugin left out, like
+one that raised; a shutdown hook's change is undone and logged.
 
 Hooks may be sync or async. A sync hook runs on a worker thread (so a hung one can be
 abandoned without blocking the event loop); an async one is awaited on the caller's loop.
@@ -24,6 +30,7 @@ import pluggy
 from oracle_core.authoring.host import OracleHandle
 from oracle_core.errors import DependencyError, PluginError, PluginLoadError, StrictPluginError
 from oracle_core.plugins.hooks import LIFECYCLE_HOOKS, HookImpls, call_plugin_hook
+from oracle_core.plugins.integrity import CoreSnapshot
 from oracle_core.plugins.registry import Plugin, Registry
 from oracle_core.plugins.resolve import dependency_graph
 from oracle_core.plugins.worker import HookTimeout, HookWorker
@@ -60,6 +67,7 @@ class Lifecycle:
         timeout: seconds each plugin's hook may take.
         strict: a startup failure raises :class:`~oracle_core.StrictPluginError`
             (``ORACLE_STRICT_PLUGINS=1``) instead of leaving the plugin out.
+        core: the guarded core as it must stay (default: as it is now).
     """
 
     def __init__(
@@ -69,6 +77,7 @@ class Lifecycle:
         *,
         timeout: float,
         strict: bool = False,
+        core: CoreSnapshot | None = None,
     ) -> None:
         self._manager = manager
         self._registry = registry
@@ -78,6 +87,7 @@ class Lifecycle:
         self._worker = HookWorker("oracle-lifecycle")
         self._started: list[Plugin] = []
         self._result: Registry | None = None
+        self._core = core or CoreSnapshot.take()
 
     @property
     def started(self) -> list[str]:
@@ -106,6 +116,11 @@ class Lifecycle:
             if failure is None:
                 self._started.append(plugin)
                 continue
+            log.error("plugin %r: %s", plugin.name, failure)
+            if failure.__cause__ is not None:
+                log.debug(
+                    "plugin %r: oracle_startup traceback", plugin.name, exc_info=failure.__cause__
+                )
             if self._strict:
                 await self.stop(oracle)
                 raise StrictPluginError([failure])
@@ -127,22 +142,42 @@ class Lifecycle:
                 plugin=plugin.name,
                 distribution=plugin.source.distribution,
             )
+        failure: PluginError | None = None
         try:
             await self._call(plugin, "oracle_startup", oracle)
         except HookTimeout as timeout:
-            return PluginLoadError(
+            failure = PluginLoadError(
                 f"{timeout} at startup: it is left out (raise ORACLE_HOOK_TIMEOUT if it needs "
                 "longer, or start the slow work in the background)",
                 plugin=plugin.name,
                 distribution=plugin.source.distribution,
             )
         except Exception as error:
-            return PluginLoadError(
+            failure = PluginLoadError(
                 f"hook oracle_startup raised {type(error).__name__}: {error}: it is left out",
                 plugin=plugin.name,
                 distribution=plugin.source.distribution,
             )
-        return None
+            failure.__cause__ = error  # its traceback, logged at DEBUG
+        changed = self._undo_changes()
+        if changed:  # a patched core outweighs any other failure of the hook
+            return PluginLoadError(
+                f"oracle_startup changed oracle-core ({changed}); the change was undone and "
+                "the plugin left out: a plugin may not patch the core, use middleware or "
+                "hooks instead",
+                plugin=plugin.name,
+                distribution=plugin.source.distribution,
+            )
+        return failure
+
+    def _undo_changes(self) -> str | None:
+        """What a hook changed in the guarded core (undone now), ``None`` when nothing."""
+        changed = self._core.changes()
+        if not changed:
+            return None
+        self._core.restore()
+        more = f" and {len(changed) - 5} more" if len(changed) > 5 else ""
+        return ", ".join(changed[:5]) + more
 
     async def stop(self, oracle: OracleHandle) -> None:
         """Shut down the plugins that started, in reverse order. Never raises.
@@ -161,6 +196,14 @@ class Lifecycle:
                     type(error).__name__,
                     error,
                     exc_info=not isinstance(error, HookTimeout),
+                )
+            changed = self._undo_changes()
+            if changed:
+                log.error(
+                    "plugin %r: oracle_shutdown changed oracle-core (%s); the change was undone: "
+                    "a plugin may not patch the core",
+                    plugin.name,
+                    changed,
                 )
         self._worker.close()
 

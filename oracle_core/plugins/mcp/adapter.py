@@ -43,7 +43,7 @@ from oracle_core.plugins.mcp.connection import (
 )
 from oracle_core.plugins.mcp.listing import Listing, ListingCache, ToolSpec, bounded
 from oracle_core.plugins.mcp.results import check_arguments, result_value, schema_validator
-from oracle_core.plugins.registry import Plugin, Registry
+from oracle_core.plugins.registry import Plugin
 from oracle_core.values.messages import ToolCall, ToolResult
 
 log = logging.getLogger("oracle_core.plugins.mcp")
@@ -176,13 +176,18 @@ class MCPPlugin:
     @hookimpl
     async def oracle_startup(self, oracle: Any) -> None:
         """Keep the running oracle, to swap in new tools when the server's list changes."""
-        self._oracle = oracle if hasattr(oracle, "replace_plugin") else None
+        self._oracle = (
+            oracle if hasattr(oracle, "replace_plugin") and hasattr(oracle, "own") else None
+        )
 
     @hookimpl
     async def oracle_shutdown(self) -> None:
-        """Stop the server."""
-        for task in list(self._tasks):
+        """Stop the server, also one still starting in the background."""
+        tasks = list(self._tasks)
+        for task in tasks:
             task.cancel()
+        # Waited for, so nothing of the server is left running (or unreported) after close.
+        await asyncio.gather(*tasks, return_exceptions=True)
         if self._connection is not None:
             await self._connection.close()
 
@@ -267,7 +272,8 @@ class MCPPlugin:
             try:
                 await self.connection.start()
             except ToolError as error:
-                log.warning("%s", error)
+                if self.connection.state != "stopped":  # closing while it started is no news
+                    log.warning("%s", error)
 
         task = asyncio.get_running_loop().create_task(start(), name=f"mcp-{self.name}-start")
         self._tasks.add(task)

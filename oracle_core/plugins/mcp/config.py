@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from oracle_core.authoring.manifest import NAME_MAX
 from oracle_core.authoring.mcp import MCPServer
 from oracle_core.errors import PluginConfigError
 from oracle_core.settings.plugin_tables import env_reference, literal
@@ -66,6 +67,15 @@ def server_from_table(name: str, table: Any, env: Mapping[str, str]) -> MCPServe
     Raises:
         PluginConfigError: naming the server and the first key at fault.
     """
+    if len(name) > NAME_MAX:
+        # Checked first: every other message names the table, and a name this long is cut.
+        short = f"{name[:NAME_MAX]}..."
+        raise PluginConfigError(
+            f"[mcp.{short}]: the name is {len(name)} characters: keep it within {NAME_MAX} "
+            "(it becomes the plugin's name)",
+            plugin=short,
+            key="name",
+        )
     at = f"[mcp.{name}]"
     if not isinstance(table, Mapping):
         raise PluginConfigError(f"{at} must be a table", plugin=name)

@@ -2,10 +2,13 @@
 
 The connection starts its server on first need (a call, or a load of its plugin), keeps
 one session open, and hands calls to it from any task of the event loop. A server that
-exits or stops answering is restarted on the next call, after a backoff that doubles with
-each failure in a row; after ``max_restarts`` of them it counts as failed and its calls
-are tool errors naming it. ``notifications/tools/list_changed`` makes it list the tools
-again and tell its listener. Closing it stops the server.
+exits while idle is seen at once (its transport ends) and restarted by the next call, which
+then runs on the new session; one that exits during a call fails that call (it may have
+run: it is never sent twice) and is restarted by the next. Restarts wait a backoff that
+doubles with each failure in a row; after ``max_restarts`` of them the server counts as
+failed and its calls are tool errors naming it. ``notifications/tools/list_changed`` makes
+it list the tools again and tell its listener. Closing it stops the server, also one that
+is still starting.
 
 The session uses the initialize handshake (``mode="legacy"``), which every server of the
 2025 protocol revisions speaks, so change notifications arrive on the session itself.
@@ -68,22 +71,89 @@ async def _http_transport(url: str, headers: dict[str, str]) -> AsyncIterator[An
         yield streams
 
 
-def new_client(definition: MCPServer, on_message: MessageHandlerFnT) -> Client:
-    """An SDK client for ``definition`` (not entered yet)."""
+class _EndWatch:
+    """A transport's read stream that calls ``on_end`` when the server's end closes.
+
+    It keeps the SDK's ``ReadStream`` protocol; the session reads through it, so the end
+    of the stream (a stdio server that exited, a dropped connection) is seen as it happens,
+    before any call waiting on the session is told the connection closed.
+    """
+
+    def __init__(self, stream: Any, on_end: Callable[[], None]) -> None:
+        self._stream = stream
+        self._on_end = on_end
+
+    def __getattr__(self, name: str) -> Any:  # ``last_context`` and the like
+        return getattr(self._stream, name)
+
+    async def receive(self) -> Any:
+        import anyio
+
+        try:
+            return await self._stream.receive()
+        except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+            self._on_end()
+            raise
+
+    def __aiter__(self) -> _EndWatch:
+        return self
+
+    async def __anext__(self) -> Any:
+        import anyio
+
+        try:
+            return await self._stream.__anext__()
+        except (StopAsyncIteration, anyio.ClosedResourceError, anyio.BrokenResourceError):
+            self._on_end()
+            raise
+
+    async def aclose(self) -> None:
+        await self._stream.aclose()
+
+    async def __aenter__(self) -> _EndWatch:
+        await self._stream.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: Any) -> bool | None:
+        result: bool | None = await self._stream.__aexit__(*exc)
+        return result
+
+
+@asynccontextmanager
+async def _watched(transport: Any, on_end: Callable[[], None]) -> AsyncIterator[Any]:
+    """``transport`` with its read stream watched for its end (see :class:`_EndWatch`)."""
+    async with transport as (read, write):
+        yield _EndWatch(read, on_end), write
+
+
+def new_client(
+    definition: MCPServer,
+    on_message: MessageHandlerFnT,
+    on_end: Callable[[], None] | None = None,
+) -> Client:
+    """An SDK client for ``definition`` (not entered yet).
+
+    ``on_end`` (when given) is called when the server's end of the transport closes.
+    """
     from mcp import Client, StdioServerParameters
+    from mcp.client.stdio import stdio_client
 
     server: Any
     if definition.command:
-        server = StdioServerParameters(
-            command=definition.command,
-            args=list(definition.args),
-            env=dict(definition.env) or None,
-            cwd=definition.cwd,
-            encoding_error_handler="replace",
+        server = stdio_client(
+            StdioServerParameters(
+                command=definition.command,
+                args=list(definition.args),
+                env=dict(definition.env) or None,
+                cwd=definition.cwd,
+                encoding_error_handler="replace",
+            )
         )
     else:
         assert definition.url is not None
         server = _http_transport(definition.url, dict(definition.headers))
+    if on_end is not None:
+        server = _watched(server, on_end)
     return Client(
         server,
         mode="legacy",
@@ -158,6 +228,8 @@ class ServerConnection:
         self._client: Client | None = None
         self._stop: asyncio.Event | None = None
         self._owner: asyncio.Task[None] | None = None
+        self._ready: asyncio.Future[Client] | None = None
+        self._calling = 0  # calls waiting on the session, to say how the server ended
         self._lock: asyncio.Lock | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._tasks: set[asyncio.Task[None]] = set()
@@ -200,6 +272,7 @@ class ServerConnection:
         """
         client = await self._session()
         timeout = self.definition.timeout
+        self._calling += 1
         try:
             async with asyncio.timeout(timeout + 1):
                 result = await client.call_tool(remote, arguments, read_timeout_seconds=timeout)
@@ -209,7 +282,8 @@ class ServerConnection:
             ) from None
         except Exception as error:
             if self._closed(error):
-                await self._crashed(f"it exited during a call of {remote!r}")
+                if self._client is client:  # its transport did not end first: end it here
+                    await self._crashed(f"it exited during a call of {remote!r}")
                 raise ToolError(
                     f"MCP server {self.name!r} exited during the call; it will be restarted "
                     "on the next call"
@@ -218,6 +292,8 @@ class ServerConnection:
                 f"MCP server {self.name!r} answered {remote!r} with an error or an invalid "
                 f"result ({describe(error)})"
             ) from None
+        finally:
+            self._calling -= 1
         self._failures = 0
         return result
 
@@ -260,7 +336,7 @@ class ServerConnection:
             if self._client is not None and not self._owner_done():
                 return self._client
             if self.state == "stopped":
-                raise ToolError(f"MCP server {self.name!r} was stopped with the oracle")
+                raise self._stopped()
             if self.state == "failed":
                 raise ToolError(
                     f"MCP server {self.name!r} failed ({self.error}) and is left out until the "
@@ -278,20 +354,32 @@ class ServerConnection:
             await asyncio.sleep(wait)
 
     async def _launch(self) -> Client:
-        """Start the owner task and wait until its session is ready (or failed)."""
+        """Start the owner task and wait until its session is ready (or failed).
+
+        Only this start's own owner is touched afterwards: :meth:`close` may have stopped
+        it (and moved on) while it started.
+        """
+        await self._teardown()  # a session that ended by itself leaves its owner to reap
         ready: asyncio.Future[Client] = asyncio.get_running_loop().create_future()
-        self._stop = asyncio.Event()
+        stop = self._stop = asyncio.Event()
+        self._ready = ready
         self.state = "starting"
         restart = self.starts > 0
-        self._owner = asyncio.create_task(self._own(ready, self._stop), name=f"mcp-{self.name}")
+        owner = asyncio.create_task(self._own(ready, stop), name=f"mcp-{self.name}")
+        self._owner = owner
         try:
             async with asyncio.timeout(self.definition.start_timeout):
                 client = await asyncio.shield(ready)
-        except asyncio.CancelledError:  # the call was abandoned: so is this start
-            self._owner.cancel()
-            self._owner, self.state = None, "idle"
+        except asyncio.CancelledError:
+            # The call was abandoned, or the loop is closing: so is this start. The owner
+            # stays recorded, so the next start or close() waits for its server to stop.
+            owner.cancel()
+            if self._owner is owner and self.state == "starting":
+                self.state = "idle"
             raise
         except Exception as error:
+            if self._owner is not owner:
+                raise self._stopped() from None
             if isinstance(error, TimeoutError):
                 reason = f"did not start within {self.definition.start_timeout:g} s"
             else:
@@ -299,6 +387,8 @@ class ServerConnection:
             await self._teardown()
             self._fail(reason)
             raise ToolError(f"MCP server {self.name!r} {reason}") from None
+        if self._owner is not owner:  # stopped once ready: its session is closing
+            raise self._stopped()
         self.starts += 1
         self.restarts += 1 if restart else 0
         self.state = "running"
@@ -307,11 +397,25 @@ class ServerConnection:
         log.info("MCP server %s started", self.name)
         return client
 
+    def _stopped(self) -> ToolError:
+        return ToolError(f"MCP server {self.name!r} was stopped with the oracle")
+
     async def _own(self, ready: asyncio.Future[Client], stop: asyncio.Event) -> None:
         """The task that enters and leaves the SDK client (its cancel scopes need one task)."""
         client: Client | None = None
+
+        def ended() -> None:
+            # The transport ended under a session in use: the server exited or hung up.
+            if stop.is_set() or client is None or self._client is not client:
+                return  # stopping, or still starting (the start itself fails)
+            self._client = None  # no call may take it now
+            when = "during a call" if self._calling else "while idle"
+            self._fail(f"it exited {when}")
+            log.warning("MCP server %s exited %s; the next call restarts it", self.name, when)
+            stop.set()  # leave the session: that stops what is left of the process
+
         try:
-            async with new_client(self.definition, self._on_message) as client:
+            async with new_client(self.definition, self._on_message, ended) as client:
                 listing = await list_tools(client, self.definition)
                 if not ready.done():
                     ready.set_result(client)
@@ -322,6 +426,9 @@ class ServerConnection:
                 ready.set_exception(
                     error if isinstance(error, Exception) else RuntimeError(repr(error))
                 )
+                # A start still waiting gets it all the same; one that was abandoned (its
+                # call cancelled, the loop closing) must not be reported as never retrieved.
+                ready.exception()
             elif not stop.is_set():
                 log.warning("MCP server %s stopped: %s", self.name, error)
             if isinstance(error, asyncio.CancelledError | KeyboardInterrupt | SystemExit):
@@ -331,18 +438,20 @@ class ServerConnection:
                 self._client = None
 
     async def _teardown(self) -> None:
-        owner, stop = self._owner, self._stop
+        """End the current session and wait (bounded) until its owner has left it."""
+        owner, stop, ready = self._owner, self._stop, self._ready
         self._client, self._owner = None, None
         if stop is not None:
             stop.set()
-        if owner is not None and not owner.done():
-            try:
-                async with asyncio.timeout(5):
-                    await asyncio.shield(owner)
-            except (TimeoutError, Exception):
-                owner.cancel()
-                with contextlib.suppress(BaseException):
-                    await owner
+        if owner is None or owner.done():
+            return
+        if ready is not None and not ready.done():
+            owner.cancel()  # still starting: nothing to finish, its process just stops
+        # wait(), not await: the owner's own cancellation must not read as this task's.
+        done, _ = await asyncio.wait([owner], timeout=5)
+        if not done:
+            owner.cancel()
+            await asyncio.wait([owner], timeout=5)
 
     def _fail(self, reason: str) -> None:
         self._failures += 1
