@@ -243,3 +243,19 @@ def make_plugin(name: str, *tools: Tool, visibility: Visibility = "on-demand") -
         name=name, summary=f"The {name} plugin.", when_to_use=["w"], visibility=visibility
     )
     return Plugin(manifest, PluginSource(name=name), list(tools))
+
+
+def reference_text(text: str) -> str:
+    """What cleaning text must give, worked out one code unit at a time (independent of
+    the code under test): pairs of code units joined, every lone one U+FFFD."""
+    out, i = [], 0
+    while i < len(text):
+        unit = ord(text[i])
+        low = ord(text[i + 1]) if i + 1 < len(text) else 0
+        if 0xD800 <= unit <= 0xDBFF and 0xDC00 <= low <= 0xDFFF:
+            out.append(chr(0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00)))
+            i += 2
+        else:
+            out.append("\ufffd" if 0xD800 <= unit <= 0xDFFF else text[i])
+            i += 1
+    return "".join(out)

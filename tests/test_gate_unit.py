@@ -104,21 +104,20 @@ def test_a_specialist_surface_naming_an_unknown_tool_is_refused_when_the_gate_is
 
 def test_a_call_may_run_only_if_its_tool_was_chosen_and_sent() -> None:
     gate = Gate(catalog())
-    chosen = gate.tools(["weather"])
-    added = make_tool("create_event")
-    sent = (*[t for t in chosen if t.name != "get_alerts"], added)
+    chosen = gate.names(["weather"])
+    sent = {*(n for n in chosen if n != "get_alerts"), "create_event"}
 
     shown = gate.shown(chosen, sent)
 
     assert "get_forecast" in shown
     assert "get_alerts" not in shown  # removed by a middleware: chosen, not sent
     assert "create_event" not in shown  # added by a middleware: sent, not chosen
-    assert gate.shown(chosen).names == frozenset(names(chosen))
+    assert gate.shown(chosen).names == frozenset(names(gate.tools(["weather"])))
 
 
 def test_a_shown_call_passes_and_another_gets_the_refusal() -> None:
     gate = Gate(catalog())
-    shown = gate.shown(gate.tools([]))
+    shown = gate.shown(gate.names([]))
 
     assert shown.check(call("kit_tool"), []) is None
     refused = shown.check(call("get_forecast"), [])

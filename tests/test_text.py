@@ -5,7 +5,9 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from oracle_core.values.text import clean_json, clean_text
+from support import reference_text
+
+from oracle_core.values.text import StreamText, clean_json, clean_text
 
 # Pieces random strings are made of: the characters that break text and those that must survive.
 PIECES = [
@@ -49,21 +51,6 @@ def random_json(rng: random.Random, depth: int) -> Any:
     if rng.random() < 0.5:
         return [random_json(rng, depth - 1) for _ in range(rng.randint(0, 3))]
     return {random_text(rng, 4): random_json(rng, depth - 1) for _ in range(rng.randint(0, 3))}
-
-
-def reference_text(text: str) -> str:
-    """What cleaning must give, worked out one code unit at a time (independent of the code)."""
-    out, i = [], 0
-    while i < len(text):
-        unit = ord(text[i])
-        low = ord(text[i + 1]) if i + 1 < len(text) else 0
-        if 0xD800 <= unit <= 0xDBFF and 0xDC00 <= low <= 0xDFFF:
-            out.append(chr(0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00)))
-            i += 2
-        else:
-            out.append("\ufffd" if 0xD800 <= unit <= 0xDFFF else text[i])
-            i += 1
-    return "".join(out)
 
 
 def reference_json(value: Any) -> Any:
@@ -120,3 +107,15 @@ def test_random_nested_values_clean_as_the_reference_says_and_share_no_container
         assert cleaned == reference_json(value)
         if isinstance(value, dict | list):
             assert cleaned is not value
+
+
+def test_text_cleaned_piece_by_piece_reads_as_the_whole_text_cleaned() -> None:
+    rng = random.Random(23)
+    units = ["a", "é", "\ud83d", "\ude00", "\udbff", "\udc00", "😀", "\x00"]
+    for _ in range(500):
+        text = "".join(rng.choice(units) for _ in range(rng.randint(0, 12)))
+        cuts = sorted(rng.sample(range(len(text) + 1), min(len(text) + 1, rng.randint(0, 4))))
+        pieces = [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)], strict=True)]
+        stream = StreamText()
+        streamed = "".join(stream.feed(p) for p in pieces) + stream.flush()
+        assert streamed == reference_text(text), (text, pieces)

@@ -24,20 +24,34 @@ from dataclasses import dataclass
 
 from oracle_core.authoring.tools.tool import Tool
 from oracle_core.capabilities.meta_tools import (
+    GET_OPERATION,
     GET_OPERATION_TOOL,
+    LIST_CAPABILITIES,
     LOAD_CAPABILITY,
     META_TOOLS,
+    SEARCH_CAPABILITIES,
     echo,
 )
 from oracle_core.capabilities.surface import Catalog, Specialist, Surface, specialist_tools
 from oracle_core.plugins.registry import BoundTool, Registry
-from oracle_core.values.messages import RequestTool, ToolCall, ToolResult
+from oracle_core.values.messages import ToolCall, ToolResult
 
 SPECIALIST_REFUSAL = "Tool {name} is not one of your tools: call only the tools you were given."
 """The refusal on a specialist surface, whatever was called: it has no capability to load."""
 
 _CACHED_TOOL_LISTS = 1024
 """Distinct sets of loaded plugins whose tool lists are kept (least recently used go)."""
+
+_META_NAMES = (LIST_CAPABILITIES, LOAD_CAPABILITY, SEARCH_CAPABILITIES)
+"""The meta-tools' names, in the order :data:`META_TOOLS` shows them: the core's constants."""
+
+
+@dataclass(frozen=True)
+class _Offer:
+    """One tool list the gate shows, with the names it decides calls on (its own strings)."""
+
+    tools: tuple[Tool, ...]
+    names: frozenset[str]
 
 
 class Gate:
@@ -59,8 +73,16 @@ class Gate:
             if isinstance(self.surface, Specialist)
             else None
         )
-        # Per distinct set of loaded plugins: the tuple shown (immutable, so shared safely).
-        self._tool_lists: OrderedDict[tuple[str, ...], tuple[Tool, ...]] = OrderedDict()
+        # The names calls are decided on: the registry's and the core's own strings, never
+        # read off the tool objects, which every request showing them shares (a plugin could
+        # rename one in place; that must not change which call may run).
+        self._specialist_names = (
+            frozenset(name.partition(".")[2] for name in self.surface.tools)
+            if isinstance(self.surface, Specialist)
+            else frozenset()
+        )
+        # Per distinct set of loaded plugins: what is shown (immutable, so shared safely).
+        self._offers: OrderedDict[tuple[str, ...], _Offer] = OrderedDict()
 
     def visible(self, loaded: Sequence[str]) -> list[BoundTool]:
         """The plugin tools the catalog shows in a thread with ``loaded`` plugins.
@@ -83,32 +105,51 @@ class Gate:
         """
         if self.specialist is not None:
             return self.specialist
-        key = tuple(loaded)
-        tools = self._tool_lists.get(key)
-        if tools is None:
-            tools = (*META_TOOLS, *(b.tool for b in self.visible(key)))
-            self._tool_lists[key] = tools
-            if len(self._tool_lists) > _CACHED_TOOL_LISTS:
-                self._tool_lists.popitem(last=False)
-        else:
-            self._tool_lists.move_to_end(key)
+        tools = self._offer(loaded).tools
         if operations:
             meta = len(META_TOOLS)
             tools = (*tools[:meta], GET_OPERATION_TOOL, *tools[meta:])
         return tools
 
-    def shown(
-        self, chosen: Iterable[RequestTool], sent: Iterable[RequestTool] | None = None
-    ) -> Shown:
+    def names(self, loaded: Sequence[str], *, operations: bool = False) -> frozenset[str]:
+        """The names of what :meth:`tools` shows for the same arguments, as the gate owns them.
+
+        Calls are decided on these: the registry's names (read once, when it was built) and
+        the core's constants, never the ``name`` of a shared tool object.
+        """
+        if self.specialist is not None:
+            return self._specialist_names
+        names = self._offer(loaded).names
+        return names | {GET_OPERATION} if operations else names
+
+    def _offer(self, loaded: Sequence[str]) -> _Offer:
+        key = tuple(loaded)
+        offer = self._offers.get(key)
+        if offer is None:
+            bound = self.visible(key)
+            offer = _Offer(
+                (*META_TOOLS, *(b.tool for b in bound)),
+                frozenset((*_META_NAMES, *(b.name for b in bound))),
+            )
+            self._offers[key] = offer
+            if len(self._offers) > _CACHED_TOOL_LISTS:
+                self._offers.popitem(last=False)
+        else:
+            self._offers.move_to_end(key)
+        return offer
+
+    def shown(self, chosen: Iterable[str], sent: Iterable[str] | None = None) -> Shown:
         """Which calls answering a request may run: tools the gate chose *and* the provider got.
 
-        A tool a middleware added to the request was sent but not chosen; one it removed
-        was chosen but not sent. Neither may run. Without ``sent`` (nothing was sent by a
-        middleware's hand, as for a client that is not a model), what was chosen counts.
+        ``chosen``: the names the gate chose for the request (:meth:`names`); ``sent``: the
+        names of the tools the provider got, read once when the request was sent. A tool a
+        middleware added to the request was sent but not chosen; one it removed was chosen
+        but not sent. Neither may run. Without ``sent`` (nothing was sent by a middleware's
+        hand, as for a client that is not a model), what was chosen counts.
         """
-        names = frozenset(t.name for t in chosen)
+        names = frozenset(chosen)
         if sent is not None:
-            names &= frozenset(t.name for t in sent)
+            names &= frozenset(sent)
         return Shown(self, names)
 
     def refusal(self, name: str, loaded: Sequence[str]) -> str:
@@ -166,5 +207,46 @@ class Shown:
         return name in self.names
 
     def check(self, call: ToolCall, loaded: Sequence[str]) -> ToolResult | None:
-        """``None`` when ``call`` may run, else its refusal (``loaded``: the thread's plugins now)."""
+        """``None`` when ``call`` may run, else its refusal (``loaded``: the thread's plugins now).
+
+        Decide on a call no one else holds (:func:`private_call`), and run that same call:
+        a name read twice from a shared object may differ the second time.
+        """
         return None if call.name in self.names else self.gate.refused(call, loaded)
+
+
+def private_call(call: ToolCall) -> ToolCall:
+    """A copy of ``call`` that only its caller holds, each field read once.
+
+    Middleware receive calls and may keep them; the gate's check and the executor must see
+    one value that nothing else can change between the two (not even ``object.__setattr__``
+    on a frozen call a middleware kept).
+    """
+    return ToolCall(
+        id=_plain(call.id),
+        name=_plain(call.name),
+        arguments=_plain(call.arguments),
+        thread_id=_plain(call.thread_id),
+        run_id=_plain(call.run_id),
+        loaded=tuple(_plain(name) for name in call.loaded),
+        user_id=_plain(call.user_id),
+    )
+
+
+def sent_names(tools: Iterable[object]) -> frozenset[str]:
+    """The names of the tools a request sends, each read once, now (plain strings only).
+
+    What a middleware put in a request may be any object; one without a plain string name
+    is not a tool any call can name, so it adds nothing.
+    """
+    names: set[str] = set()
+    for tool in tools:
+        name = getattr(tool, "name", None)
+        if isinstance(name, str):
+            names.add(_plain(name))
+    return frozenset(names)
+
+
+def _plain(value: object) -> str:
+    """``value`` as a plain ``str`` (a subclass could compare or hash as another name)."""
+    return str.__str__(value) if isinstance(value, str) else ""

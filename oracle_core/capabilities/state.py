@@ -27,7 +27,13 @@ from oracle_core.capabilities.meta_tools import GET_OPERATION_TOOL, META_TOOLS
 from oracle_core.capabilities.meta_tools.finding import search_capabilities
 from oracle_core.capabilities.meta_tools.listing import list_capabilities
 from oracle_core.capabilities.meta_tools.loading import load_capability
-from oracle_core.plugins.core_tools import CoreTool
+from oracle_core.plugins.core_tools import (
+    GET_OPERATION,
+    LIST_CAPABILITIES,
+    LOAD_CAPABILITY,
+    SEARCH_CAPABILITIES,
+    CoreTool,
+)
 from oracle_core.plugins.registry import BoundTool, Registry
 from oracle_core.settings import DEFAULT_LIST_LIMIT
 from oracle_core.values.messages import ToolCall, ToolResult
@@ -104,14 +110,15 @@ class CapabilityState:
         self.shared = shared
         self._loaded: list[str] = list(dict.fromkeys(loaded))
         self._since = len(self._loaded)
-        tools: list[CoreTool] = [
-            ListCapabilities(self),
-            LoadCapability(self),
-            SearchCapabilities(self),
-        ]
+        # Keyed by the core's own name constants, never by the shared tool objects' names.
+        tools: dict[str, CoreTool] = {
+            LIST_CAPABILITIES: ListCapabilities(self),
+            LOAD_CAPABILITY: LoadCapability(self),
+            SEARCH_CAPABILITIES: SearchCapabilities(self),
+        }
         if shared.operations is not None:
-            tools.append(GetOperation(shared.operations))
-        self.tools: Mapping[str, CoreTool] = {t.tool.name: t for t in tools}
+            tools[GET_OPERATION] = GetOperation(shared.operations)
+        self.tools: Mapping[str, CoreTool] = tools
 
     @property
     def registry(self) -> Registry:

@@ -31,6 +31,7 @@ GUARDED_MODULES = (
     "oracle_core.run.calls",
     "oracle_core.run.chain",
     "oracle_core.run.executor",
+    "oracle_core.run.gated",  # calls under the gate, through the middleware
     "oracle_core.run.lease",
     "oracle_core.run.loop",
     "oracle_core.run.saving",  # the loop's saving and waiting, moved out of run.loop

@@ -54,15 +54,24 @@ class Plugin:
 
 @dataclass(frozen=True)
 class BoundTool:
-    """A tool together with the plugin that owns it."""
+    """A tool together with the plugin that owns it, under the name the registry gave it.
+
+    Attributes:
+        tool: the tool.
+        plugin: its plugin.
+        name: the tool's name as it was when the registry was built (default: read from
+            ``tool`` now). The gate, the executor and the wait checks decide on this string,
+            never on ``tool.name``: a tool object is shared by every request that shows it,
+            and renaming it in place must not change what a call of it may run.
+    """
 
     tool: Tool
     plugin: Plugin
+    name: str = ""
 
-    @property
-    def name(self) -> str:
-        """The tool's name."""
-        return self.tool.name
+    def __post_init__(self) -> None:
+        if not self.name:
+            object.__setattr__(self, "name", str(self.tool.name))
 
     @property
     def visibility(self) -> Visibility:
@@ -86,9 +95,9 @@ class Registry:
     plugins: Mapping[str, Plugin] = field(default_factory=dict)
     failures: list[PluginError] = field(default_factory=list)
     warnings: list[ManifestWarning] = field(default_factory=list)
-    standing_tools: list[BoundTool] = field(init=False, repr=False)
+    standing_tools: tuple[BoundTool, ...] = field(init=False, repr=False)
     """Tools shown on every model call: effective visibility ``always`` or ``silent``."""
-    on_demand_tools: Mapping[str, list[BoundTool]] = field(init=False, repr=False)
+    on_demand_tools: Mapping[str, tuple[BoundTool, ...]] = field(init=False, repr=False)
     """Each plugin's tools that are shown only once the plugin is loaded in a thread."""
     _tools: Mapping[str, BoundTool] = field(init=False, repr=False)
 
@@ -97,7 +106,11 @@ class Registry:
         object.__setattr__(self, "plugins", MappingProxyType(dict(self.plugins)))
         object.__setattr__(self, "failures", list(self.failures))
         object.__setattr__(self, "warnings", list(self.warnings))
-        tools = {t.name: BoundTool(t, p) for p in self.plugins.values() for t in p.tools}
+        tools: dict[str, BoundTool] = {}
+        for plugin in self.plugins.values():
+            for tool in plugin.tools:
+                name = str(tool.name)  # read once: the registry's own string from here on
+                tools[name] = BoundTool(tool, plugin, name)
         for name, bound in tools.items():
             # Validation refuses these names first; here no path around it can shadow one.
             if name.lower() in META_TOOL_NAMES:
@@ -110,13 +123,16 @@ class Registry:
         for bound in tools.values():
             if bound.visibility == "on-demand":
                 on_demand.setdefault(bound.plugin.name, []).append(bound)
+        # Tuples and read-only mappings: what the gate reads cannot be changed in place.
         object.__setattr__(self, "_tools", MappingProxyType(tools))
         object.__setattr__(
             self,
             "standing_tools",
-            [b for b in tools.values() if b.visibility in ("always", "silent")],
+            tuple(b for b in tools.values() if b.visibility in ("always", "silent")),
         )
-        object.__setattr__(self, "on_demand_tools", MappingProxyType(on_demand))
+        object.__setattr__(
+            self, "on_demand_tools", MappingProxyType({k: tuple(v) for k, v in on_demand.items()})
+        )
 
     def without(self, names: Collection[str], failures: Sequence[PluginError] = ()) -> Registry:
         """A copy without the plugins called ``names``, with ``failures`` appended.
@@ -147,6 +163,21 @@ class Registry:
     def get(self, name: str) -> Plugin | None:
         """The plugin called ``name``, or ``None``."""
         return self.plugins.get(name)
+
+    def loadable(self, names: Sequence[object]) -> tuple[str, ...]:
+        """Those of ``names`` a thread may load: on-demand plugins of this registry, each once.
+
+        Anything else (unknown, silent or always plugins, non-strings) is left out, whoever
+        named it: a thread's loads only ever hold plugins ``load_capability`` could load.
+        """
+        plugins = self.plugins
+        return tuple(
+            dict.fromkeys(
+                n
+                for n in names
+                if type(n) is str and n in plugins and plugins[n].visibility == "on-demand"
+            )
+        )
 
     def listed(self) -> list[Plugin]:
         """The plugins the model may discover: every non-silent one, in registration order."""

@@ -33,6 +33,7 @@ from oracle_core.run.calls import (
 from oracle_core.run.pool import PoolExhaustedError, SyncToolPool
 from oracle_core.values.limits import RunLimits
 from oracle_core.values.messages import ToolCall, ToolResult, content_of
+from oracle_core.values.text import clean_json
 
 if TYPE_CHECKING:
     from oracle_core.authoring.host import OracleHandle
@@ -76,7 +77,9 @@ def decode_arguments(call: ToolCall, limit: int | None = None) -> dict[str, Any]
         raise ToolArgumentsError(
             f"the arguments of {call.name} must be a JSON object, not {type(value).__name__}"
         )
-    return value
+    # ``\ud83d`` escapes decode to lone surrogates: no tool, approval or digest sees one.
+    cleaned: dict[str, Any] = clean_json(value)
+    return cleaned
 
 
 async def _within(function: Callable[[], Any], seconds: float, context: ToolContext) -> Any:
@@ -148,7 +151,7 @@ class ToolExecutor:
             config=bound.plugin.config,
             user_id=call.user_id,
             oracle=self.oracle,
-            tool=bound.tool.name,
+            tool=bound.name,
         )
 
     def checks_for(self, bound: BoundTool) -> tuple[WaitCheck, ...]:

@@ -23,7 +23,7 @@ import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from typing import Any
 
-from oracle_core.capabilities.gate import Shown
+from oracle_core.capabilities.gate import Shown, sent_names
 from oracle_core.errors import (
     OracleError,
     RunLimitError,
@@ -33,6 +33,7 @@ from oracle_core.errors import (
 )
 from oracle_core.run.deps import RunDeps
 from oracle_core.run.executor import cap, error_result, over
+from oracle_core.run.gated import GatedCalls
 from oracle_core.run.lease import ThreadLease
 from oracle_core.run.saving import call_arguments, call_name, finish_step, save
 from oracle_core.run.state import RunState
@@ -48,6 +49,7 @@ from oracle_core.values.events import (
     UsageEvent,
 )
 from oracle_core.values.messages import Message, ModelRequest, ModelResponse, ToolCall, ToolResult
+from oracle_core.values.text import StreamText, clean_json
 
 log = logging.getLogger("oracle_core.run")
 
@@ -169,12 +171,14 @@ class Run:
                 user_id=state.user_id,
                 operations=state.operations,
             )
+            # The names calls are decided on, frozen now, for this request alone.
+            chosen = deps.requests.gate.names(state.loaded, operations=state.operations)
             yield ModelCallStarted(
                 step,
                 list(request.tool_names),
                 deps.requests.token_split(request, state.message_tokens),
             )
-            outcome: tuple[ModelResponse, ModelRequest] | None = None
+            outcome: tuple[ModelResponse, frozenset[str]] | None = None
             async for item in self._model_call(request):
                 if isinstance(item, TextDelta):
                     yield item
@@ -196,7 +200,7 @@ class Run:
             for call in calls:
                 yield ToolCallEvent(call["id"], call_name(call), call_arguments(call))
             # The gate's rule, checked here against what really went to the provider.
-            allowed = deps.requests.gate.shown(request.tools, sent.tools)
+            allowed = deps.requests.gate.shown(chosen, sent)
             results, loads = await self._run_tools(calls, allowed)
             async for event in finish_step(deps, state, results, loads):
                 yield event
@@ -209,38 +213,47 @@ class Run:
 
     async def _model_call(
         self, request: ModelRequest
-    ) -> AsyncIterator[TextDelta | tuple[ModelResponse, ModelRequest]]:
-        """Ask the model through the middleware; yields text deltas, then (response, sent)."""
+    ) -> AsyncIterator[TextDelta | tuple[ModelResponse, frozenset[str]]]:
+        """Ask the model through the middleware; yields text deltas, then the response and
+        the names of the tools the provider was sent (read once, as it was sent).
+
+        This is the one place a model's reply enters the run: its text is cleaned here
+        (:func:`~oracle_core.values.text.clean_text`), so the answer, the events and every
+        surface built from them carry valid Unicode, not only what is saved.
+        """
         chain = self.deps.middleware
         model = self.deps.model
         queue: asyncio.Queue[TextDelta] = asyncio.Queue()
-        sent: list[ModelRequest] = []
+        sent: list[tuple[ModelRequest, frozenset[str]]] = []
 
         async def call_model(req: ModelRequest) -> ModelResponse:
-            sent.append(req)  # exactly what the provider is sent
+            sent.append((req, sent_names(req.tools)))  # exactly what the provider is sent
             if not self.state.stream:
                 return await model.complete(req)
             final: ModelResponse | None = None
+            text = StreamText()
             async for piece in model.stream(req):
                 if isinstance(piece, ModelResponse):
                     final = piece
-                else:
-                    queue.put_nowait(TextDelta(piece))
+                elif delta := text.feed(str(piece)):
+                    queue.put_nowait(TextDelta(delta))
+            if rest := text.flush():
+                queue.put_nowait(TextDelta(rest))
             assert final is not None
             return final
 
-        async def whole() -> tuple[ModelResponse, ModelRequest]:
+        async def whole() -> tuple[ModelResponse, frozenset[str]]:
             changed = await chain.before_model(request)
             try:
-                response = await chain.wrap_model(changed, call_model)
+                response = clean_response(await chain.wrap_model(changed, call_model))
             except Exception as error:
                 await chain.notify(error, changed)
                 raise
             # A middleware that answered without calling the model sent nothing: its
             # response may only call what the request it saw offered.
-            shown = sent[-1] if sent else changed
+            shown, names = sent[-1] if sent else (changed, sent_names(changed.tools))
             await chain.after_model(shown, response)
-            return response, shown
+            return response, names
 
         task = asyncio.ensure_future(whole())
         getter: asyncio.Future[TextDelta] | None = None
@@ -270,22 +283,10 @@ class Run:
     ) -> tuple[list[ToolResult], tuple[str, ...]]:
         """Run one response's calls; returns their results and the plugins they loaded."""
         deps = self.deps
-        chain = deps.middleware
-        semaphore = asyncio.Semaphore(deps.limits.tool_concurrency)
         capabilities = deps.executor.capabilities.state(self.state.loaded)
-
-        async def execute(call: ToolCall) -> ToolResult:
-            # Asked again: a middleware may have changed the call in wrap_tool_call.
-            refusal = allowed.check(call, capabilities.loaded)
-            if refusal is not None:
-                return refusal
-            async with semaphore:
-                return await deps.executor.execute(call, capabilities, chain.notify)
-
-        handler = chain.wrap_tool(execute)
-
-        def refuse(seen: ToolCall) -> ToolResult | None:
-            return allowed.check(seen, capabilities.loaded)
+        gated = GatedCalls(
+            deps.executor, deps.middleware, allowed, capabilities, deps.limits.tool_concurrency
+        )
 
         async def one(raw: Mapping[str, Any]) -> ToolResult:
             call = ToolCall(
@@ -297,11 +298,9 @@ class Run:
                 loaded=capabilities.loaded,
                 user_id=self.state.user_id,
             )
-            # Decided before any middleware sees the call: a refused call stays refused.
-            first = allowed.check(call, capabilities.loaded)
             try:
                 async with asyncio.timeout(self._remaining()):
-                    result = await chain.run_tool(call, handler, lambda seen: first or refuse(seen))
+                    result = await gated.run(call)
             except TimeoutError as error:
                 result = error_result(
                     call, "not finished when the run reached its time limit", error
@@ -312,8 +311,7 @@ class Run:
                 )
                 # The model is told no more: the details may name an internal plugin.
                 result = error_result(call, "the call failed inside the oracle", error)
-            # The tool message answers the model's call, whatever a middleware renamed.
-            return result if result.call_id == call.id else result.replace(call_id=call.id)
+            return gated.answer(call, result)
 
         results = list(await asyncio.gather(*(one(c) for c in calls)))
         return results, capabilities.new
@@ -326,6 +324,12 @@ class Run:
             f"the run took longer than its limit of {self.deps.limits.run_timeout:g} s "
             f"({doing}); raise it with RunLimits(run_timeout=...)"
         )
+
+
+def clean_response(response: ModelResponse) -> ModelResponse:
+    """``response`` with every string of its message cleaned (lone surrogates replaced)."""
+    message = clean_json(dict(response.message))
+    return ModelResponse(message, response.usage)
 
 
 def capped_reply(message: Mapping[str, Any], limit: int) -> Message:

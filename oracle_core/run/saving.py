@@ -24,7 +24,7 @@ from oracle_core.values.events import (
 )
 from oracle_core.values.messages import Message, ToolResult
 from oracle_core.values.operations import Operation
-from oracle_core.values.text import clean_json
+from oracle_core.values.text import clean_json, clean_text
 from oracle_core.values.threads import RunStatus
 from oracle_core.values.tokens import count_message_tokens
 
@@ -35,8 +35,13 @@ async def save(
     messages: list[Message],
     loaded: tuple[str, ...] | list[str] = (),
 ) -> None:
-    """Append ``messages`` (and loads) to the thread with the run's record, under its lease."""
+    """Append ``messages`` (and loads) to the thread with the run's record, under its lease.
+
+    ``loaded`` is checked against the registry and its tiers first, wherever it came from:
+    only on-demand plugins are ever saved as loaded.
+    """
     messages = [clean_json(m) for m in messages]  # what is saved is what is sent
+    loaded = deps.executor.registry.loadable(loaded)
     tokens = await _count(messages)
     state.loaded = await deps.store.append(
         state.thread_id,
@@ -68,6 +73,7 @@ async def finish_step(
     which a decision resumes, and never a call that runs without one.
     """
     store = deps.store
+    results = [cleaned(r) for r in results]
     waits = [r.operation for r in results if r.operation and r.operation.status == "pending"]
     done = [r for r in results if r.operation is None or r.operation.status != "pending"]
     for operation in waits:
@@ -89,6 +95,13 @@ async def finish_step(
     for operation in waits:
         state.operations = True
         yield requested(operation)
+
+
+def cleaned(result: ToolResult) -> ToolResult:
+    """``result`` with valid text: what a tool or a middleware returned may hold lone
+    surrogates, and its message and its event are both built from this."""
+    content = clean_text(result.content)
+    return result if content is result.content else result.replace(content=content)
 
 
 def interrupted_results(messages: Sequence[Message]) -> list[Message]:

@@ -51,6 +51,11 @@ OPERATION_STATUSES = frozenset(
 )
 """Every status an operation may have."""
 
+OFFERED = "offered"
+"""The ``details`` key of a wait that holds the names of the tools the request it answers
+offered the model: a resume runs the saved call only if its tool is among them (and the
+gate would show it now). Saved, never shown (:meth:`Operation.to_json` leaves it out)."""
+
 DEADLINE_REASON = "no decision before the deadline, so it counts as denied"
 """The ``reason`` of an approval that a store denied because its deadline passed."""
 
@@ -136,9 +141,12 @@ class Operation:
         return replace(self, **changes)
 
     def to_json(self) -> dict[str, Any]:
-        """The operation as JSON-ready data (what operators and events see; never a secret)."""
+        """The operation as JSON-ready data (what operators and events see; never a secret).
+
+        The tools its request offered are left out: they may name tools a user never sees.
+        """
         data = asdict(self)
-        data["details"] = dict(self.details)
+        data["details"] = {k: v for k, v in self.details.items() if k != OFFERED}
         data["outcome"] = dict(self.outcome) if self.outcome is not None else None
         try:
             data["arguments"] = json.loads(self.arguments)

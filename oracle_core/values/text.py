@@ -45,3 +45,28 @@ def clean_json(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [clean_json(v) for v in value]
     return value
+
+
+class StreamText:
+    """Cleans a text that arrives in pieces, as one text would be cleaned.
+
+    A pair of code units split across two pieces (``"\\ud83d"`` then ``"\\ude00"``) is
+    one character, not two U+FFFD: a piece ending with a high surrogate keeps it back for
+    the next piece. :meth:`flush` gives what is kept back once the text ends.
+    """
+
+    def __init__(self) -> None:
+        self._held = ""
+
+    def feed(self, piece: str) -> str:
+        """The clean text of ``piece`` (with what the last piece kept back), maybe ``""``."""
+        text = self._held + piece
+        self._held = ""
+        if text and "\ud800" <= text[-1] <= "\udbff":
+            text, self._held = text[:-1], text[-1]
+        return clean_text(text)
+
+    def flush(self) -> str:
+        """What is still kept back, cleaned (a lone high surrogate: U+FFFD), or ``""``."""
+        held, self._held = self._held, ""
+        return clean_text(held)

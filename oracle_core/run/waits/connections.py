@@ -81,7 +81,7 @@ class ConnectionCheck:
         return Wait(
             kind="connection",
             reason=(
-                f"tool {call.bound.tool.name!r} needs connection {first.name!r} of plugin "
+                f"tool {call.bound.name!r} needs connection {first.name!r} of plugin "
                 f"{plugin.name!r} ({first.kind}) for {whose}: set it with "
                 f"`oracle connections set {plugin.name} {first.name}"
                 + (f" --user {shlex.quote(user_id)}`" if first.per_user else "`")

@@ -23,19 +23,30 @@ carried on, with the outcome, before the thread's lease is given back.
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
 from oracle_core.errors import ThreadBusyError
 from oracle_core.run.deps import RunDeps
+from oracle_core.run.gated import offered_by
 from oracle_core.run.loop import Run
 from oracle_core.run.opening import unanswered_calls
-from oracle_core.run.saving import finish_step, interrupted_results, requested, save, waiting_status
+from oracle_core.run.saving import (
+    cleaned,
+    finish_step,
+    interrupted_results,
+    requested,
+    save,
+    waiting_status,
+)
 from oracle_core.run.state import RunState, new_run_id
 from oracle_core.values.events import Event, OperationUpdated, ToolResultEvent
 from oracle_core.values.messages import ToolCall, ToolResult
-from oracle_core.values.operations import RUNNABLE_STATUSES, Operation
+from oracle_core.values.operations import OFFERED, RUNNABLE_STATUSES, Operation
 from oracle_core.values.threads import RunRecord
+
+log = logging.getLogger("oracle_core.run")
 
 INTERRUPTED_CALL = (
     "the approved call was interrupted (the process running it stopped); it may or may not "
@@ -138,7 +149,7 @@ class ResumeStep:
         operation = self.operation
         unanswered = unanswered_calls(state.messages)
         if operation.call_id in unanswered:
-            result = await self._answer(deps, state)
+            result = cleaned(await self._answer(deps, state))
             if result.operation is not None and result.operation.status == "pending":
                 # The approved call now waits for something else (a connection).
                 async for event in finish_step(deps, state, [result]):
@@ -195,6 +206,16 @@ class ResumeStep:
             loaded=tuple(state.loaded),
             user_id=operation.user_id,
         )
+        allowed = self._allowed(deps, state)
+        if operation.tool not in allowed:
+            log.error(
+                "operation %s of run %s: tool %r was not offered by the request it answers, "
+                "or is not shown now; nothing ran",
+                operation.id,
+                operation.run_id,
+                operation.tool,
+            )
+            return deps.requests.gate.refused(call, state.loaded)
         satisfied = frozenset(operation.details.get("satisfied") or ()) | {operation.kind}
         # A connection is asked again: that check puts the credentials in the call's context,
         # and a second missing one (or one deleted meanwhile) must wait again, not fail.
@@ -206,4 +227,24 @@ class ResumeStep:
             satisfied=satisfied,
             digest=operation.digest,
         )
+        if result.operation is not None and result.operation.status == "pending":
+            result = result.replace(operation=offered_by(result.operation, allowed))
         return result if result.call_id == call.id else result.replace(call_id=call.id)
+
+    def _allowed(self, deps: RunDeps, state: RunState) -> frozenset[str]:
+        """The tools the saved call may be of: offered by its request *and* shown now.
+
+        The gate is asked again before anything runs: the operation's record of what its
+        request offered (:data:`~oracle_core.values.operations.OFFERED`; an operation without
+        one offered nothing), and the current catalog on the thread as it is now. Only a
+        plugin tool of the plugin the operation names may run.
+        """
+        operation = self.operation
+        offered = operation.details.get(OFFERED)
+        if not isinstance(offered, list | tuple):
+            return frozenset()
+        bound = deps.executor.registry.tools.get(operation.tool)
+        if bound is None or bound.plugin.name != operation.plugin:
+            return frozenset()
+        shown = deps.requests.gate.names(state.loaded, operations=True)
+        return shown & frozenset(n for n in offered if isinstance(n, str))

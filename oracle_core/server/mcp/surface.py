@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 from oracle_core.authoring.tools.tool import Tool
 from oracle_core.run.executor import error_result
+from oracle_core.run.gated import GatedCalls
+from oracle_core.run.saving import cleaned
 from oracle_core.values.messages import ToolCall, ToolResult
 
 if TYPE_CHECKING:
@@ -55,7 +57,12 @@ class ThreadSurface:
         state = await deps.store.load(self.thread_id)
         gate = deps.requests.gate
         capabilities = deps.executor.capabilities.state(state.loaded_plugins)
-        allowed = gate.shown(gate.tools(capabilities.loaded))
+        gated = GatedCalls(
+            deps.executor,
+            deps.middleware,
+            gate.shown(gate.names(capabilities.loaded)),
+            capabilities,
+        )
         try:
             text = json.dumps(dict(arguments or {}), ensure_ascii=False)
         except (TypeError, ValueError):
@@ -69,24 +76,11 @@ class ThreadSurface:
             loaded=capabilities.loaded,
             user_id=self.user_id,
         )
-        chain = deps.middleware
-
-        async def execute(changed: ToolCall) -> ToolResult:
-            # Asked again: a middleware may have changed the call in wrap_tool_call.
-            refusal = allowed.check(changed, capabilities.loaded)
-            if refusal is not None:
-                return refusal
-            return await deps.executor.execute(changed, capabilities, chain.notify)
-
-        first = allowed.check(call, capabilities.loaded)
-
-        def refuse(seen: ToolCall) -> ToolResult | None:
-            return first or allowed.check(seen, capabilities.loaded)
-
         try:
-            result = await chain.run_tool(call, chain.wrap_tool(execute), refuse)
+            result = await gated.run(call)
         except Exception as error:  # a middleware raised
             result = error_result(call, "the call failed inside the oracle", error)
+        result = cleaned(gated.answer(call, result))  # valid text, as a run saves it
         if capabilities.new:
             await deps.store.append(
                 self.thread_id, base=len(state.messages), loaded=capabilities.new
