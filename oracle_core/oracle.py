@@ -35,6 +35,7 @@ from oracle_core.capabilities.prompt import DEFAULT_INSTRUCTIONS, tier1_warning
 from oracle_core.capabilities.surface import Specialist, Surface
 from oracle_core.credentials.sealed import ConnectionStatus, Credentials, statuses
 from oracle_core.errors import OracleClosedError
+from oracle_core.handle import PluginHandle
 from oracle_core.models.base import Model
 from oracle_core.plugins.lifecycle import Lifecycle
 from oracle_core.plugins.loader import new_plugin_manager
@@ -256,11 +257,11 @@ class Oracle(Blocking):
                     strict=settings.strict,
                 )
                 # Plugins whose startup failed are gone from here on: tools, routes, middleware.
-                self._registry = await self._lifecycle.start(self)
+                self._registry = await self._lifecycle.start(PluginHandle(self))
                 await self.checkpointer.mark_interrupted()
                 self._background = BackgroundWork(self.checkpointer, self._pool, self.limits)
                 executor = tool_executor(
-                    self._registry, self.limits, self, self._pool, self.credentials,
+                    self._registry, self.limits, PluginHandle(self), self._pool, self.credentials,
                     self._background,
                 )  # fmt: skip
                 self._deps = build_deps(
@@ -284,7 +285,7 @@ class Oracle(Blocking):
         lifecycle, self._lifecycle, self._deps = self._lifecycle, None, None
         try:
             if lifecycle is not None:
-                await lifecycle.stop(self)
+                await lifecycle.stop(PluginHandle(self))
         finally:
             if self._background is not None:
                 await self._background.close()

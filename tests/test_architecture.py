@@ -96,7 +96,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("models", "store", "capabilities", "credentials"),
     ("run",),
     ("run.waits",),
-    ("assembly", "prompt_report"),
+    ("assembly", "prompt_report", "handle"),
     ("oracle",),
     ("server", "testing", "cli"),
 )

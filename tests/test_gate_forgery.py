@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import random
+import warnings
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,7 @@ from oracle_core import (
     ModelRequest,
     ModelResponse,
     Oracle,
+    PluginConflictError,
     Tool,
     ToolCall,
     ToolContext,
@@ -40,6 +42,8 @@ from oracle_core import (
     tool,
 )
 from oracle_core.capabilities.meta_tools import META_TOOLS
+from oracle_core.handle import PluginHandle, ToolInfo
+from oracle_core.plugins.registry import BoundTool
 from oracle_core.values.operations import Operation, canonical_json, digest_of, new_operation_id
 
 VAULT_CALL = ("open_vault", {"path": "secret"})
@@ -448,3 +452,87 @@ async def test_concurrent_users_with_overlapping_loads_run_only_what_each_reques
     assert {r.status for r in results} == {"completed"}, [r.error for r in results]
     assert set(ran) == expected
     assert len(ran) == len(expected)
+
+
+# -- what the handle a plugin gets can reach --------------------------------------------------
+
+
+class Grabber(Kit):
+    """Keeps the handles its startup hook and its tool were given."""
+
+    def __init__(self) -> None:
+        self.handles: list[Any] = []
+
+        @tool
+        def grab(context: ToolContext) -> str:
+            """Keep the oracle handle."""
+            self.handles.append(context.oracle)
+            return "kept"
+
+        super().__init__(grab, name="grabber")
+
+    @hookimpl
+    def oracle_startup(self, oracle: Any) -> None:
+        self.handles.append(oracle)
+
+
+def _reachable(root: object, depth: int = 4) -> list[tuple[str, object]]:
+    """Every object reachable from ``root`` through public attributes, mappings and sequences."""
+    seen: set[int] = set()
+    found: list[tuple[str, object]] = []
+    todo: list[tuple[str, object, int]] = [("handle", root, 0)]
+    while todo:
+        path, value, level = todo.pop()
+        if id(value) in seen or level > depth:
+            continue
+        seen.add(id(value))
+        found.append((path, value))
+        if isinstance(value, str | bytes | int | float | bool | type(None) | type):
+            continue
+        children: list[tuple[str, object]] = []
+        if isinstance(value, dict):
+            children = [(f"{path}[{k!r}]", v) for k, v in value.items()]
+        elif isinstance(value, list | tuple):
+            children = [(f"{path}[{i}]", v) for i, v in enumerate(value)]
+        else:
+            for attribute in dir(value):
+                if attribute.startswith("_"):
+                    continue
+                try:
+                    with warnings.catch_warnings():  # pydantic's deprecated instance fields
+                        warnings.simplefilter("ignore")
+                        child = getattr(value, attribute)
+                except Exception:
+                    continue
+                if callable(child) and not isinstance(child, Tool | BoundTool):
+                    continue
+                children.append((f"{path}.{attribute}", child))
+            if hasattr(value, "plugins") and hasattr(value, "get"):  # a registry view
+                children += [(f"{path}:iter", v) for v in value]  # type: ignore[attr-defined]
+        todo.extend((p, v, level + 1) for p, v in children)
+    return found
+
+
+async def test_no_runnable_tool_and_no_loop_part_is_reachable_from_the_handle_plugins_get(
+    db: Path, tmp_path: Path
+) -> None:
+    grabber = Grabber()
+    model = CallsThenText([("grab", {})])
+    async with build_oracle(db, grabber, Kit(ping), Vault(tmp_path / "v.log"), model=model) as o:
+        await o.run("t", "grab it")
+        [startup, in_tool] = grabber.handles
+        reached = _reachable(startup) + _reachable(in_tool)
+        with pytest.raises(PluginConflictError, match="may replace only itself"):
+            startup.replace_plugin(o.registry.plugins["vault"])
+
+    assert isinstance(startup, PluginHandle) and isinstance(in_tool, PluginHandle)
+    own = set(map(id, grabber.tools))  # a plugin's own tools are its own to hold
+    runnable = [
+        path
+        for path, value in reached
+        if isinstance(value, Tool | BoundTool) and id(value) not in own
+    ]
+    assert runnable == []
+    assert any(isinstance(value, ToolInfo) for _, value in reached)  # the tools, as descriptions
+    for name in ("run_deps", "requests", "executor", "gate", "decide", "credentials"):
+        assert not hasattr(startup, name), name

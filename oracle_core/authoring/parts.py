@@ -13,9 +13,8 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any, Protocol
 
 from oracle_core.authoring.manifest import ManifestWarning, PluginManifest, Visibility
-from oracle_core.authoring.tools.tool import Tool
 from oracle_core.errors import PluginError
-from oracle_core.values.messages import ModelRequest, ModelResponse
+from oracle_core.values.messages import ModelRequest, ModelResponse, RequestTool
 from oracle_core.values.threads import ThreadState, ThreadSummary
 
 
@@ -38,8 +37,8 @@ class PluginView(Protocol):
         ...
 
     @property
-    def tools(self) -> Sequence[Tool]:
-        """Its tools."""
+    def tools(self) -> Sequence[RequestTool]:
+        """Its tools, as the model is shown them (to plugins: descriptions, never runnable)."""
         ...
 
     @property

@@ -214,8 +214,10 @@ class Lifecycle:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self._timeout
 
+        handle = own_handle(oracle, plugin.name)
+
         def call() -> list[Any]:
-            return call_plugin_hook(self._manager, hook, impls, {"oracle": oracle})
+            return call_plugin_hook(self._manager, hook, impls, {"oracle": handle})
 
         results = await self._worker.run_async(call, hook, self._timeout)
         pending = [r for r in results if inspect.isawaitable(r)]
@@ -237,3 +239,13 @@ class Lifecycle:
             if scope.expired():
                 raise HookTimeout(hook, self._timeout) from None
             raise
+
+
+def own_handle(oracle: OracleHandle, plugin: str) -> OracleHandle:
+    """The handle ``plugin``'s own hooks get: bound to it, where ``oracle`` can bind one.
+
+    A :class:`~oracle_core.handle.PluginHandle` bound to a plugin lets that plugin replace
+    its own tools (an MCP server whose list changed), and no other plugin's.
+    """
+    bind = getattr(oracle, "for_plugin", None)
+    return bind(plugin) if callable(bind) else oracle

@@ -31,6 +31,7 @@ from pydantic import BaseModel, ConfigDict, model_validator
 
 from oracle_core.authoring.manifest import PluginManifest
 from oracle_core.authoring.middleware import Middleware
+from oracle_core.authoring.parts import RegistryView
 from oracle_core.authoring.tools.tool import Tool
 from oracle_core.errors import PluginLoadError, ToolError
 from oracle_core.hookspecs import hookimpl
@@ -52,10 +53,14 @@ _SENTENCE = re.compile(r"(?<=[.!?])\s")
 
 
 class _Replaces(Protocol):
-    """What the adapter needs of the running oracle to swap in a server's new tools."""
+    """What the adapter needs of the running oracle (its plugin handle) to swap in a
+    server's new tools."""
 
     @property
-    def registry(self) -> Registry: ...
+    def own(self) -> Plugin | None: ...
+
+    @property
+    def registry(self) -> RegistryView: ...
 
     def replace_plugin(self, plugin: Plugin) -> None: ...
 
@@ -286,10 +291,11 @@ class MCPPlugin:
         oracle = self._oracle
         if oracle is None:
             return
-        current = oracle.registry.get(self.name)
+        current = oracle.own  # this plugin as assembled (the handle shows others as views)
         if current is None or current.obj is not self:
             return
-        taken = frozenset(t.name for p in oracle.registry if p is not current for t in p.tools)
+        others = (p for p in oracle.registry.plugins.values() if p.name != self.name)
+        taken = frozenset(t.name for p in others for t in p.tools)
         tools = self._tools(listing, taken)
         try:
             manifest = self.manifest(listing)
