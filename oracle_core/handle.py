@@ -25,6 +25,7 @@ from oracle_core.authoring.manifest import ManifestWarning, PluginManifest, Visi
 from oracle_core.errors import PluginConflictError, PluginError
 from oracle_core.plugins.core_tools import META_TOOL_NAMES
 from oracle_core.plugins.registry import Plugin, Registry
+from oracle_core.values.messages import function_definition
 from oracle_core.values.threads import ThreadState, ThreadSummary
 
 if TYPE_CHECKING:
@@ -82,14 +83,7 @@ class ToolInfo:
 
     def openai_schema(self) -> dict[str, Any]:
         """The tool as an OpenAI ``tools`` entry."""
-        return {
-            "type": "function",
-            "function": {
-                "name": self.name,
-                "description": self.description,
-                "parameters": copy.deepcopy(self.parameters),
-            },
-        }
+        return function_definition(self.name, self.description, copy.deepcopy(self.parameters))
 
 
 @dataclass(frozen=True)

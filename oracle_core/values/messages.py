@@ -44,6 +44,14 @@ class RequestTool(Protocol):
         ...
 
 
+def function_definition(name: str, description: str, parameters: Any) -> dict[str, Any]:
+    """A tool as an OpenAI ``tools`` entry: ``{"type": "function", "function": {...}}``."""
+    return {
+        "type": "function",
+        "function": {"name": name, "description": description, "parameters": parameters},
+    }
+
+
 @dataclass(frozen=True)
 class Usage:
     """Token use reported by the provider for one model call (or summed over several)."""

@@ -21,6 +21,7 @@ from oracle_core.authoring.context import ToolContext
 from oracle_core.authoring.manifest import Visibility
 from oracle_core.authoring.tools.schema import Arguments
 from oracle_core.errors import ToolArgumentsError
+from oracle_core.values.messages import function_definition
 
 ApprovalPredicate = Callable[[Mapping[str, Any], ToolContext], bool]
 """Decides per call whether it needs approval, from the validated arguments and the context."""
@@ -153,14 +154,7 @@ class Tool:
 
     def openai_schema(self) -> dict[str, Any]:
         """The tool as an OpenAI ``tools`` entry (``{"type": "function", ...}``)."""
-        return {
-            "type": "function",
-            "function": {
-                "name": self.name,
-                "description": self.description,
-                "parameters": self.parameters,
-            },
-        }
+        return function_definition(self.name, self.description, self.parameters)
 
     def validate(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
         """Validate ``arguments`` against the schema and return the keyword arguments.
