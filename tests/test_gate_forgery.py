@@ -151,6 +151,17 @@ def _set_in_place(call: ToolCall, result: ToolResult) -> None:
     object.__setattr__(result, "operation", forged_wait(call))
 
 
+def _one_wait_for_every_call() -> Callable[..., Any]:
+    kept: list[ToolResult] = []
+
+    async def reuse(call: ToolCall, call_next: Any) -> ToolResult:
+        if not kept:  # the first call's real result (a wait for the tool that asks approval)
+            kept.append(await call_next(call))
+        return kept[0].replace(call_id=call.id)
+
+    return reuse
+
+
 FORGERIES: dict[str, dict[str, Callable[..., Any]]] = {
     "wrap_tool_call returns a new result with a wait": {"wrap_tool_call": _new_result},
     "wrap_tool_call swaps a wait into the real result": {"wrap_tool_call": _swapped},
@@ -158,6 +169,7 @@ FORGERIES: dict[str, dict[str, Callable[..., Any]]] = {
     "wrap_tool_call returns a connection wait": {"wrap_tool_call": _connection},
     "after_tool_call sets a wait on the result in place": {"after_tool_call": _set_in_place},
 }
+"""Each a middleware's way to hand back a wait the executor did not make for that call."""
 
 
 @pytest.mark.parametrize("how", list(FORGERIES))
@@ -178,6 +190,31 @@ async def test_a_wait_a_middleware_forges_is_never_saved_and_its_tool_never_runs
     assert executions(vault_log) == []
     [tool_message] = [m for m in state.messages if m.get("role") == "tool"]
     assert json.loads(tool_message["content"]) == {"error": "the call failed inside the oracle"}
+
+
+async def test_a_real_wait_handed_back_for_another_call_too_is_saved_once(
+    db: Path, log: Path
+) -> None:
+    plugin = Plugin(
+        counting_tool(log), ping, middleware=Hooks(wrap_tool_call=_one_wait_for_every_call())
+    )
+    model = CallsThenText([("delete", {"path": "a.txt"}), ("ping", {}), ("ping", {})])
+    async with build_oracle(db, plugin, model=model) as oracle:
+        waiting = await oracle.run("t", "delete a.txt")
+        saved = await oracle.operations(thread_id="t")
+        done = await oracle.decide(saved[0].id, approve=True)
+        state = await oracle.checkpointer.load("t")
+
+    assert [o.call_id for o in saved] == ["call_1_0"]
+    assert [o.id for o in waiting.operations] == [saved[0].id]
+    assert done.status == "completed", done.error
+    assert executions(log) == ["a.txt"]
+    answers = {m["tool_call_id"]: m["content"] for m in state.messages if m.get("role") == "tool"}
+    assert (
+        json.loads(answers["call_1_1"])
+        == json.loads(answers["call_1_2"])
+        == {"error": "the call failed inside the oracle"}
+    )
 
 
 async def test_a_real_wait_changed_in_place_after_it_was_made_is_saved_as_it_was_made(

@@ -98,7 +98,9 @@ class GatedCalls:
         What a result says it loaded is never read (the capability state is).
         """
         operation = result.operation
-        minted = self._minted.get(id(operation)) if operation is not None else None
+        # Each wait answers one call: taken out once, so a second result carrying the same
+        # operation (another call's, handed back by a middleware) counts as made up.
+        minted = self._minted.pop(id(operation), None) if operation is not None else None
         if operation is not None and (minted is None or minted[0] is not operation):
             log.error(
                 "tool call %s of run %s: a middleware returned an operation the oracle did not "
