@@ -161,6 +161,22 @@ class RegistryInfo:
         return view
 
 
+class RegistryViews:
+    """The view of an oracle's registry as it is now, made once per registry and shared by
+    the oracle's handles (a registry is immutable; the oracle swaps in a new one when a
+    plugin's tools change). It holds no reference to the oracle."""
+
+    def __init__(self) -> None:
+        self._last: tuple[Registry, RegistryInfo] | None = None
+
+    def of(self, registry: Registry) -> RegistryInfo:
+        """The view of ``registry`` (made on first use)."""
+        last = self._last
+        if last is None or last[0] is not registry:
+            last = self._last = (registry, RegistryInfo(registry))
+        return last[1]
+
+
 class ThreadReads:
     """The thread store as plugins may use it: read threads, list them, delete one.
 
@@ -194,17 +210,21 @@ class PluginHandle:
     Args:
         oracle: the oracle.
         plugin: the plugin this handle was given to (``None``: tools of any plugin).
+        views: where the registry's views are kept (the oracle's own; default: a new one).
     """
 
-    __slots__ = ("_oracle", "_plugin")
+    __slots__ = ("_oracle", "_plugin", "_views")
 
-    def __init__(self, oracle: Running, plugin: str | None = None) -> None:
+    def __init__(
+        self, oracle: Running, plugin: str | None = None, *, views: RegistryViews | None = None
+    ) -> None:
         self._oracle = oracle
         self._plugin = plugin
+        self._views = views if views is not None else RegistryViews()
 
     def for_plugin(self, plugin: str) -> PluginHandle:
-        """The handle of the same oracle given to ``plugin``'s hooks."""
-        return PluginHandle(self._oracle, plugin)
+        """The handle of the same oracle given to ``plugin``'s hooks (sharing its views)."""
+        return PluginHandle(self._oracle, plugin, views=self._views)
 
     @property
     def settings(self) -> Settings:
@@ -218,7 +238,7 @@ class PluginHandle:
     @property
     def registry(self) -> RegistryInfo:
         """Every plugin that assembled and started, as descriptions (never runnable tools)."""
-        return RegistryInfo(self._oracle.registry)
+        return self._views.of(self._oracle.registry)
 
     @property
     def checkpointer(self) -> ThreadReads:

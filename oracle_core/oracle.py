@@ -35,7 +35,7 @@ from oracle_core.capabilities.prompt import DEFAULT_INSTRUCTIONS, tier1_warning
 from oracle_core.capabilities.surface import Specialist, Surface
 from oracle_core.credentials.sealed import ConnectionStatus, Credentials, statuses
 from oracle_core.errors import OracleClosedError
-from oracle_core.handle import PluginHandle
+from oracle_core.handle import PluginHandle, RegistryViews
 from oracle_core.models.base import Model
 from oracle_core.plugins.lifecycle import Lifecycle
 from oracle_core.plugins.loader import new_plugin_manager
@@ -120,6 +120,7 @@ class Oracle(Blocking):
         self.limits = chosen_limits(limits or self.settings.run_limits, **chosen)
         self._pool = SyncToolPool(self.limits.sync_tool_workers, self.settings.sync_tool_shares())
         self._states = PluginStates()
+        self._views = RegistryViews()  # what plugin code reads of the registry, kept
         self.plugin_manager: pluggy.PluginManager = new_plugin_manager()
         self._registry = assemble_plugins(
             self.settings, self._states, self.plugin_manager, plugins, entry_points, path
@@ -165,6 +166,11 @@ class Oracle(Blocking):
         self._registry = replaced(self._registry, plugin)
         if self._deps is not None:
             self._deps = with_registry(self._deps, self.requests)
+
+    def _plugin_handle(self) -> PluginHandle:
+        """What plugin code gets of this oracle (made per use: the oracle keeps no handle, so
+        no reference cycle holds the oracle after its last user drops it)."""
+        return PluginHandle(self, views=self._views)
 
     def plugin_state(self, plugin: str) -> dict[str, Any]:
         """A dict a plugin may keep per-oracle state in (connections, caches), by plugin name.
@@ -257,12 +263,12 @@ class Oracle(Blocking):
                     strict=settings.strict,
                 )
                 # Plugins whose startup failed are gone from here on: tools, routes, middleware.
-                self._registry = await self._lifecycle.start(PluginHandle(self))
+                self._registry = await self._lifecycle.start(self._plugin_handle())
                 await self.checkpointer.mark_interrupted()
                 self._background = BackgroundWork(self.checkpointer, self._pool, self.limits)
                 executor = tool_executor(
-                    self._registry, self.limits, PluginHandle(self), self._pool, self.credentials,
-                    self._background,
+                    self._registry, self.limits, self._plugin_handle(), self._pool,
+                    self.credentials, self._background,
                 )  # fmt: skip
                 self._deps = build_deps(
                     self.model, self.checkpointer, self.requests, executor, self.limits, self._locks
@@ -285,7 +291,7 @@ class Oracle(Blocking):
         lifecycle, self._lifecycle, self._deps = self._lifecycle, None, None
         try:
             if lifecycle is not None:
-                await lifecycle.stop(PluginHandle(self))
+                await lifecycle.stop(self._plugin_handle())
         finally:
             if self._background is not None:
                 await self._background.close()
