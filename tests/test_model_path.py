@@ -91,17 +91,16 @@ def fake() -> Iterator[FakeOpenAI]:
 
 @pytest.fixture
 def quick_retries(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The SDK's retry backoff in milliseconds; both paths retry through the same SDK.
+    """Retry backoff in milliseconds: the SDK's (the direct path) and the litellm path's own.
 
-    litellm as installed with oracle-core leaves retries to the SDK. When ``tenacity``
-    happens to be importable (LangChain brings it), litellm retries every failed call again
-    on top, 400s and 401s included; the direct path never retries those, so the comparison
-    is made against litellm without it.
+    The litellm path retries itself, only errors that may pass: litellm's own retries would
+    retry a 400 or a 401 too once ``tenacity`` is importable (LangChain brings it), so
+    whether it is installed changes nothing here.
     """
     import openai._base_client
 
     monkeypatch.setattr(openai._base_client, "INITIAL_RETRY_DELAY", 0.001)
-    monkeypatch.setitem(sys.modules, "tenacity", None)
+    monkeypatch.setattr(LiteLLMModel, "retry_delay", 0.001)
 
 
 def both(url: str, num_retries: int = 2) -> list[LiteLLMModel | OpenAIModel]:

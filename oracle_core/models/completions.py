@@ -167,6 +167,20 @@ def call_failed(model: str, error: BaseException, detail: object | None = None) 
     )
 
 
+RETRYABLE_STATUSES = frozenset({408, 409, 429})
+"""HTTP statuses a model call is retried after (besides every 5xx), as the OpenAI SDK does."""
+
+
+def may_pass(error: BaseException) -> bool:
+    """Whether a failed model call may pass if made again: a timeout, a lost connection,
+    408, 409, 429 or a 5xx. Anything else (a 400, a bad key) fails the same way again."""
+    status = getattr(error, "status_code", None)
+    if isinstance(status, int):
+        return status in RETRYABLE_STATUSES or status >= 500
+    names = {cls.__name__ for cls in type(error).__mro__}
+    return bool(names & {"Timeout", "APITimeoutError", "APIConnectionError", "TimeoutError"})
+
+
 KEY_HINT = (
     "the model server refused the API key: set ORACLE_API_KEY (or pass --api-key) to a "
     "key it accepts"

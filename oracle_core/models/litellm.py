@@ -6,6 +6,7 @@ a model never pay for its import.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -14,6 +15,7 @@ from oracle_core.errors import ModelError
 from oracle_core.models.completions import (
     ProviderModel,
     call_failed,
+    may_pass,
     missing_key,
     relay_stream,
     response_from,
@@ -30,11 +32,16 @@ class LiteLLMModel(ProviderModel):
         api_key: the key; by default litellm reads the provider's usual env variable. When
             neither is set, a call fails at once with a :class:`ModelError` naming the
             variables to set (litellm would report it as an HTTP 500, after retries).
-        num_retries: retries litellm makes for errors it deems retryable (429, 5xx, timeouts);
-            a 4xx other than 408 and 429 is not retried.
+        num_retries: retries for errors that may pass (408, 429, 5xx, timeouts, lost
+            connections); any other error fails at once. The oracle retries itself: litellm's
+            own ``num_retries`` retries every error once ``tenacity`` is installed (a 400
+            included), so it is never handed to litellm.
         timeout: seconds one attempt may take.
         options: more keyword arguments for ``acompletion`` (``temperature``, ...).
     """
+
+    retry_delay = 0.5
+    """Seconds before the first retry; each next one waits twice as long (at most 8 s)."""
 
     def _prepare(self) -> None:
         self._keys_checked: set[str] = set()  # model strings whose key was found
@@ -43,7 +50,8 @@ class LiteLLMModel(ProviderModel):
         arguments: dict[str, Any] = {
             "model": request.model or self.name,
             "messages": request.openai_messages(),
-            "num_retries": self.num_retries,
+            "num_retries": 0,  # retried here, only what may pass (see _acompletion)
+            "max_retries": 0,  # nor by the SDK under litellm: one attempt a call
             "timeout": self.timeout,
             **self.options,
             **request.options,
@@ -70,10 +78,14 @@ class LiteLLMModel(ProviderModel):
     async def _acompletion(self, **arguments: Any) -> Any:
         litellm = import_litellm()
         self._check_key(litellm, arguments["model"])
-        try:
-            return await litellm.acompletion(**arguments)
-        except Exception as error:
-            raise call_failed(arguments["model"], error) from error
+        for attempt in range(self.num_retries + 1):
+            try:
+                return await litellm.acompletion(**arguments)
+            except Exception as error:
+                if attempt == self.num_retries or not may_pass(error):
+                    raise call_failed(arguments["model"], error) from error
+            await asyncio.sleep(min(self.retry_delay * 2**attempt, 8.0))  # as the SDKs do
+        raise AssertionError("unreachable: the last attempt returns or raises")
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
         return response_from(await self._acompletion(**self._arguments(request)))
