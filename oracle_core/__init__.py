@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     )
     from oracle_core.errors import (
         ApprovalConfigError as ApprovalConfigError,
+        ClientToolError as ClientToolError,
         ConfigError as ConfigError,
         CredentialMissingError as CredentialMissingError,
         CredentialUnreadableError as CredentialUnreadableError,
@@ -49,6 +50,8 @@ if TYPE_CHECKING:
         OperationNotFoundError as OperationNotFoundError,
         OracleClosedError as OracleClosedError,
         OracleError as OracleError,
+        OutputSchemaError as OutputSchemaError,
+        OutputValidationError as OutputValidationError,
         PluginConfigError as PluginConfigError,
         PluginConflictError as PluginConflictError,
         PluginError as PluginError,
@@ -63,6 +66,7 @@ if TYPE_CHECKING:
         ToolArgumentsError as ToolArgumentsError,
         ToolDefinitionError as ToolDefinitionError,
         ToolError as ToolError,
+        ToolResultsError as ToolResultsError,
         UnknownConnectionError as UnknownConnectionError,
     )
     from oracle_core.models.base import Model as Model
@@ -116,7 +120,12 @@ if TYPE_CHECKING:
     from oracle_core.values.limits import RunLimits as RunLimits
     from oracle_core.values.messages import Usage as Usage
     from oracle_core.values.operations import Operation as Operation
+    from oracle_core.values.output import OutputSchema as OutputSchema
     from oracle_core.values.result import RunResult as RunResult
+    from oracle_core.values.run_options import (
+        ClientTool as ClientTool,
+        RunOptions as RunOptions,
+    )
     from oracle_core.values.threads import (
         RunRecord as RunRecord,
         ThreadState as ThreadState,

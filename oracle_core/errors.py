@@ -283,6 +283,38 @@ class DecisionConflictError(OperationError):
         self.status = status
 
 
+class ToolResultsError(OracleError, ValueError):
+    """Tool results given to continue a run do not answer exactly its open calls."""
+
+
+class ClientToolError(OracleError, ValueError):
+    """A caller's own tool cannot be offered: a bad name or schema, or an oracle tool's name."""
+
+
+class OutputSchemaError(OracleError, ValueError):
+    """A wanted output (``output_type``, ``--schema``, ``output_schema``) is not a valid JSON
+    Schema, nor a pydantic model class; the message says what is wrong and where."""
+
+
+class OutputValidationError(OracleError, ValueError):
+    """The model's final answer is not valid JSON for the wanted output, even after the one
+    repair turn it was given; the run fails with this error (the thread stays usable).
+
+    Attributes:
+        schema: the output schema's name.
+        problem: what is wrong with the answer (not JSON, or where it breaks the schema).
+    """
+
+    def __init__(self, *, schema: str, problem: str) -> None:
+        super().__init__(
+            f"the model's answer is not valid for the output schema {schema!r}, even after a "
+            f"repair turn: {problem}; ask again, describe the JSON in the message, or use a "
+            "model that supports structured output"
+        )
+        self.schema = schema
+        self.problem = problem
+
+
 class ThreadWaitingError(OperationError):
     """A new message came to a thread whose run waits for an operation (an approval, ...).
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import aclosing
 from typing import Any
 
@@ -41,6 +41,7 @@ from oracle_core.plugins.lifecycle import Lifecycle
 from oracle_core.plugins.loader import new_plugin_manager
 from oracle_core.plugins.registry import Plugin, Registry
 from oracle_core.prompt_report import prompt_report
+from oracle_core.run.client import ToolResultsStep, check_client_tools, check_thread_results
 from oracle_core.run.deps import RunDeps
 from oracle_core.run.locks import ThreadLocks
 from oracle_core.run.loop import Run
@@ -55,7 +56,9 @@ from oracle_core.store.opening import open_store
 from oracle_core.values.events import Event
 from oracle_core.values.limits import RunLimits
 from oracle_core.values.operations import Operation
+from oracle_core.values.output import OutputType
 from oracle_core.values.result import RunResult
+from oracle_core.values.run_options import RunOptions
 
 log = logging.getLogger("oracle_core")
 
@@ -312,7 +315,15 @@ class Oracle(Blocking):
         return self._locks.busy(thread_id)
 
     async def stream(
-        self, thread_id: str, message: str, *, user_id: str = "default", text_deltas: bool = True
+        self,
+        thread_id: str,
+        message: str | None = None,
+        *,
+        user_id: str = "default",
+        text_deltas: bool = True,
+        tool_results: Mapping[str, str] | None = None,
+        options: RunOptions | None = None,
+        output_type: OutputType | None = None,
     ) -> AsyncIterator[Event]:
         """Run one user message on ``thread_id``, yielding events as they happen.
 
@@ -320,17 +331,76 @@ class Oracle(Blocking):
         event is always :class:`~oracle_core.RunFinished`. Closing the iterator early
         (``aclose()``) cancels the run and saves it as ``cancelled``. Every event is also
         published to the store's channel (``checkpointer.events``) for the thread's followers.
+
+        Args:
+            thread_id: the thread.
+            message: what the user says; or, instead,
+            tool_results: the results of the client tools' calls a ``waiting_for_client``
+                run handed back, by call id: that run goes on with them.
+            user_id: who the run acts for.
+            text_deltas: yield the model's text as it arrives (never for a run with an
+                output: its answer is checked first, then comes whole in ``done``).
+            options: the caller's own tools and model options (:class:`~oracle_core.RunOptions`).
+            output_type: the JSON the final answer must be (a pydantic model class or a JSON
+                Schema; it replaces ``options.output``): the model is asked for it, and a
+                wrong answer gets one repair turn before the run fails with
+                :class:`~oracle_core.OutputValidationError` (docs/structured-output.md).
+
+        Raises:
+            ClientToolError: a client tool is named like a tool of the oracle (or its name or
+                schema is not one a model can be offered).
+            ToolResultsError: ``tool_results`` do not answer exactly the open calls.
+            ValueError: neither or both of ``message`` and ``tool_results`` are given.
+            OutputSchemaError: ``output_type`` is not a pydantic model nor a JSON Schema.
         """
-        state = RunState.new(thread_id, message, user_id=user_id, stream=text_deltas)
-        run = Run(await self.run_deps(), state)
+        if (message is None) == (tool_results is None):
+            raise ValueError("give a message, or tool_results to continue a run: one of them")
+        options = (options or RunOptions()).for_run(output_type)  # its response_format added
+        deps = await self.run_deps()
+        if options is not None:
+            check_client_tools(deps.registry, options.client_tools)
+        # With an output, only the checked answer counts: a wrong one streamed as written
+        # would reach the caller before its repair, so the answer comes whole, in ``done``.
+        deltas = text_deltas and options.output is None
+        state = RunState.new(
+            thread_id, message or "", user_id=user_id, stream=deltas, options=options
+        )
+        first = None
+        if tool_results is not None:
+            await check_thread_results(deps, thread_id, tool_results)
+            first = ToolResultsStep(tool_results)
+        run = Run(deps, state, first)
         async with aclosing(run.events()) as events:
             async for event in events:
                 yield event
 
-    async def run(self, thread_id: str, message: str, *, user_id: str = "default") -> RunResult:
-        """Run one user message on ``thread_id`` to its answer and return the whole run."""
-        stream = self.stream(thread_id, message, user_id=user_id, text_deltas=False)
-        return RunResult.from_events(thread_id, [event async for event in stream])
+    async def run(
+        self,
+        thread_id: str,
+        message: str | None = None,
+        *,
+        user_id: str = "default",
+        tool_results: Mapping[str, str] | None = None,
+        options: RunOptions | None = None,
+        output_type: OutputType | None = None,
+    ) -> RunResult:
+        """Run one user message on ``thread_id`` to its answer and return the whole run.
+
+        ``tool_results`` instead of a message continues a ``waiting_for_client`` run, and
+        ``options`` adds the caller's own tools and model options (see :meth:`stream`).
+        With ``output_type`` (a pydantic model class or a JSON Schema) the answer is JSON
+        for it and :attr:`RunResult.output <oracle_core.RunResult.output>` its parsed value.
+        """
+        options = (options or RunOptions()).for_run(output_type)
+        stream = self.stream(
+            thread_id,
+            message,
+            user_id=user_id,
+            text_deltas=False,
+            tool_results=tool_results,
+            options=options,
+        )
+        return RunResult.from_events(thread_id, [event async for event in stream], options.output)
 
     run_sync = sync_twin(run, doc=":meth:`run` for scripts, on an event loop the oracle keeps "
                          "between calls (close it with :meth:`close_sync`, or use ``with``).")  # fmt: skip

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from oracle_core.cli.ask_schema import read_schema
 from oracle_core.cli.common import (
     api_base_option,
     api_key_option,
@@ -23,6 +24,7 @@ from oracle_core.cli.transcript import status_of
 if TYPE_CHECKING:
     from oracle_core.oracle import Oracle
     from oracle_core.values.events import Event
+    from oracle_core.values.output import OutputSchema
     from oracle_core.values.result import RunResult
 
 
@@ -41,11 +43,14 @@ def read_prompt(prompt: str | None) -> str:
     return prompt.strip("\n")
 
 
-async def _ask(oracle: Oracle, thread: str, prompt: str, user: str) -> RunResult:
+async def _ask(
+    oracle: Oracle, thread: str, prompt: str, user: str, output: OutputSchema | None = None
+) -> RunResult:
     events: list[Event] = []
     async with oracle, Progress(sys.stderr) as progress:
         progress.show("thinking...")
-        async for event in oracle.stream(thread, prompt, user_id=user, text_deltas=False):
+        stream = oracle.stream(thread, prompt, user_id=user, text_deltas=False, output_type=output)
+        async for event in stream:
             events.append(event)
             status = status_of(event)
             if status is not None:
@@ -63,6 +68,12 @@ async def _ask(oracle: Oracle, thread: str, prompt: str, user: str) -> RunResult
 @api_key_option
 @json_option
 @click.option("--user", default="default", show_default=True, help="Who the run acts for.")
+@click.option(
+    "--schema",
+    metavar="SCHEMA",
+    help="Answer with JSON for SCHEMA: a JSON Schema inline, a .json file, or fields as "
+    "'name, age int, bio: their biography' (types str, int, float, bool).",
+)
 def ask_command(
     prompt: str | None,
     thread: str,
@@ -71,6 +82,7 @@ def ask_command(
     api_key: str | None,
     as_json: bool,
     user: str,
+    schema: str | None,
 ) -> None:
     """Ask PROMPT on a thread and print the answer (with --json, the whole turn).
 
@@ -78,8 +90,13 @@ def ask_command(
     terminal a progress line on stderr shows what the oracle is doing. A run that stops to
     wait (an approval, a connection) prints what it waits for and how to settle it
     (`oracle operations approve ID`) and exits with status 3.
+
+    With --schema the answer is JSON valid for SCHEMA (docs/structured-output.md): the
+    model is asked for it, and an answer that is not gets one repair turn; still wrong, the
+    run fails (exit 1) saying what is wrong.
     """
+    output = read_schema(schema) if schema is not None else None
     text = read_prompt(prompt)
     oracle = build_oracle(require_model=True, model=model, api_base=api_base, api_key=api_key)
-    result = asyncio.run(_ask(oracle, thread, text, user))
+    result = asyncio.run(_ask(oracle, thread, text, user, output))
     print_outcome(result, as_json)  # a waiting run: what it waits for, how to decide

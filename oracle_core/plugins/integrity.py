@@ -32,6 +32,7 @@ GUARDED_MODULES = (
     "oracle_core.run.chain",
     "oracle_core.run.executor",
     "oracle_core.run.gated",  # calls under the gate, through the middleware
+    "oracle_core.run.client",  # which client tools may be offered beside the oracle's
     "oracle_core.run.waits.approvals",  # who must approve a call
     "oracle_core.run.waits.connections",
     "oracle_core.run.waits.resume",  # the gate asked again before a saved call runs

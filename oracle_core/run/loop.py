@@ -35,6 +35,7 @@ from oracle_core.run.deps import RunDeps
 from oracle_core.run.executor import cap, error_result, over
 from oracle_core.run.gated import GatedCalls
 from oracle_core.run.lease import ThreadLease
+from oracle_core.run.output import final_answer, output_value
 from oracle_core.run.saving import call_arguments, call_name, finish_step, save
 from oracle_core.run.state import RunState
 from oracle_core.run.state import new_run_id as new_run_id  # re-exported: testing/drive.py
@@ -114,6 +115,8 @@ class Run:
             record.usage,
             record.error,
             [o.to_json() for o in state.waiting],
+            list(state.client_calls),
+            output=output_value(state),
         )
         if self.first.public:
             channel.publish(state.thread_id, finished)
@@ -170,9 +173,14 @@ class Run:
                 loaded=state.loaded,
                 user_id=state.user_id,
                 operations=state.operations,
+                options=state.options,
             )
-            # The names calls are decided on, frozen now, for this request alone.
+            # The names calls are decided on, frozen now, for this request alone: the gate's
+            # and the caller's own tools (which it runs itself: they are handed back).
             chosen = deps.requests.gate.names(state.loaded, operations=state.operations)
+            client = state.options.client_names
+            if client:
+                chosen |= client
             yield ModelCallStarted(
                 step,
                 list(request.tool_names),
@@ -190,21 +198,30 @@ class Run:
             record.usage = record.usage + response.usage
             assistant = capped_reply(response.message, deps.limits.max_text_bytes)
             calls = response.tool_calls  # as the model sent them; the executor checks sizes
-            if not calls:
-                state.answer = str(assistant.get("content") or "")
-                record.status = "completed"
+            if not calls:  # the final answer, checked against a wanted output (run/output.py)
+                done = await final_answer(deps, state, assistant)
+                yield UsageEvent(step, response.usage)
+                if done:
+                    return
+                continue  # a repair turn: the model is asked again
             await save(deps, state, [assistant])
             yield UsageEvent(step, response.usage)
-            if not calls:
-                return
             for call in calls:
                 yield ToolCallEvent(call["id"], call_name(call), call_arguments(call))
             # The gate's rule, checked here against what really went to the provider.
             allowed = deps.requests.gate.shown(chosen, sent)
+            handed = [c for c in calls if call_name(c) in client and call_name(c) in allowed]
+            if handed:  # the caller runs these: they stay unanswered in the thread
+                calls = [c for c in calls if not any(c is h for h in handed)]
             results, loads = await self._run_tools(calls, allowed)
             async for event in finish_step(deps, state, results, loads):
                 yield event
             if state.waiting:
+                return
+            if handed:
+                state.client_calls = [_handed(c) for c in handed]
+                record.status = "waiting_for_client"
+                await save(deps, state, [])
                 return
         raise RunLimitError(
             f"the run stopped after {deps.limits.max_steps} model calls without a final answer "
@@ -324,6 +341,15 @@ class Run:
             f"the run took longer than its limit of {self.deps.limits.run_timeout:g} s "
             f"({doing}); raise it with RunLimits(run_timeout=...)"
         )
+
+
+def _handed(call: Mapping[str, Any]) -> dict[str, Any]:
+    """A client tool's call as the caller gets it: an OpenAI ``tool_calls`` entry."""
+    return {
+        "id": str(call["id"]),
+        "type": "function",
+        "function": {"name": call_name(call), "arguments": call_arguments(call)},
+    }
 
 
 def clean_response(response: ModelResponse) -> ModelResponse:

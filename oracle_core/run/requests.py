@@ -19,6 +19,7 @@ from oracle_core.capabilities.prompt import system_prompt, tier1_block
 from oracle_core.capabilities.surface import Surface
 from oracle_core.plugins.registry import Registry
 from oracle_core.values.messages import ModelRequest, RequestTool
+from oracle_core.values.run_options import ClientTool, RunOptions
 from oracle_core.values.tokens import count_json_tokens, count_message_tokens, count_tokens
 
 _META = (*META_TOOLS, GET_OPERATION_TOOL)
@@ -67,12 +68,18 @@ class RequestBuilder:
         loaded: Sequence[str],
         user_id: str = "default",
         operations: bool = False,
+        options: RunOptions | None = None,
     ) -> ModelRequest:
         """The request of one step, with the gate's tool list.
 
         ``operations``: the thread has an operation, so ``get_operation`` is shown right
-        after the three meta-tools (never on a specialist surface).
+        after the three meta-tools (never on a specialist surface). ``options``: what the
+        caller added to the run: its client tools come after the gate's, and its model
+        options go with the request.
         """
+        tools: tuple[RequestTool, ...] = self.gate.tools(loaded, operations=operations)
+        if options is not None and options.client_tools:
+            tools = (*tools, *options.client_tools)
         return ModelRequest(
             thread_id=thread_id,
             run_id=run_id,
@@ -80,12 +87,15 @@ class RequestBuilder:
             model=model,
             system_prompt=self.system_prompt,
             messages=tuple(messages),
-            tools=self.gate.tools(loaded, operations=operations),
+            tools=tools,
+            options=options.model_options if options is not None else {},
             user_id=user_id,
         )
 
     def schema_tokens(self, tool: RequestTool) -> int:
-        """Tokens of one tool's OpenAI definition (counted once per tool)."""
+        """Tokens of one tool's OpenAI definition (counted once per tool of the oracle)."""
+        if isinstance(tool, ClientTool):  # a caller's, new with each run: not kept
+            return count_json_tokens(tool.openai_schema())
         key = id(tool)
         count = self._schema_tokens.get(key)
         if count is None:

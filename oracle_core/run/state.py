@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
+from typing import Any
 
 from oracle_core.values.messages import Message
 from oracle_core.values.operations import Operation
+from oracle_core.values.run_options import RunOptions
 from oracle_core.values.threads import RunRecord
 
 
@@ -40,6 +42,9 @@ class RunState:
         started: whether ``run_started`` was yielded.
         operations: the thread has an operation (the request shows ``get_operation``).
         waiting: what a waiting run waits on.
+        options: what the caller added to the run (client tools, model options).
+        client_calls: the client tools' calls a ``waiting_for_client`` run hands back.
+        output_repairs: the repair turns its answer had (run/output.py: one at most).
     """
 
     record: RunRecord
@@ -56,14 +61,26 @@ class RunState:
     started: bool = False
     operations: bool = False
     waiting: list[Operation] = field(default_factory=list)
+    options: RunOptions = field(default_factory=RunOptions)
+    client_calls: list[dict[str, Any]] = field(default_factory=list)
+    output_repairs: int = 0
 
     @classmethod
     def new(
-        cls, thread_id: str, message: str, *, user_id: str = "default", stream: bool = True
+        cls,
+        thread_id: str,
+        message: str,
+        *,
+        user_id: str = "default",
+        stream: bool = True,
+        options: RunOptions | None = None,
     ) -> RunState:
         """The state a new turn starts from: a fresh run, holding the lease under its id."""
         record = RunRecord(id=new_run_id(), thread_id=thread_id)
-        return cls(record, record.id, message, user_id, stream)
+        state = cls(record, record.id, message, user_id, stream)
+        if options is not None:
+            state.options = options
+        return state
 
     @property
     def thread_id(self) -> str:

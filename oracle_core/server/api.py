@@ -26,6 +26,8 @@ from oracle_core.server.models import (
 )
 from oracle_core.server.sse import run_stream, sse_response
 from oracle_core.values.messages import public_message
+from oracle_core.values.output import OutputSchema
+from oracle_core.values.run_options import RunOptions
 from oracle_core.version import __version__
 
 _ERRORS: dict[int | str, dict[str, Any]] = {
@@ -99,6 +101,7 @@ def api_router(ctx: ServerContext) -> APIRouter:
                 "`Accept: text/event-stream`) its events as server-sent events.",
                 "content": {"text/event-stream": {}},
             },
+            400: {"model": ErrorBody, "description": "`output_schema` is not a valid JSON Schema."},
             409: {"model": ErrorBody, "description": "A run is already in progress on the thread."},
             413: {"model": ErrorBody, "description": "The body is too large."},
         },
@@ -113,8 +116,15 @@ def api_router(ctx: ServerContext) -> APIRouter:
         ctx.check_thread_id(thread_id)
         ctx.check_message(body.message)
         streaming = body.stream or "text/event-stream" in request.headers.get("accept", "")
+        # A schema that is not JSON Schema is a 400 (invalid_output_schema), nothing run.
+        wanted = body.output_schema
+        output = OutputSchema.from_schema(wanted) if wanted is not None else None
         handle = ctx.runs.start(
-            thread_id, body.message, user_id=body.user_id, text_deltas=streaming
+            thread_id,
+            body.message,
+            user_id=body.user_id,
+            text_deltas=streaming,
+            options=RunOptions(output=output),
         )
         if not streaming:
             return JSONResponse((await handle.result()).to_json())

@@ -20,6 +20,7 @@ from oracle_core.server.limits import BodyLimitMiddleware, Limits
 from oracle_core.server.mcp.export import http_endpoint as mcp_http_endpoint
 from oracle_core.server.mcp.export import running as mcp_sessions
 from oracle_core.server.openai_compat import openai_router
+from oracle_core.server.openai_responses import responses_router
 from oracle_core.server.operations import operations_router
 from oracle_core.server.page import page_router, static_mount
 from oracle_core.server.plugin_routes import plugin_routes
@@ -105,7 +106,13 @@ def create_app(
         max_bytes=ctx.limits.max_body_bytes,
         timeout_seconds=ctx.limits.body_timeout_seconds,
     )
-    routers = [health_router(ctx), api_router(ctx), threads_router(ctx), openai_router(ctx)]
+    routers = [
+        health_router(ctx),
+        api_router(ctx),
+        threads_router(ctx),
+        openai_router(ctx),
+        responses_router(ctx),
+    ]
     routers.append(connections_router(ctx))
     routers.append(operations_router(ctx))
     routers.append(follow_router(ctx))

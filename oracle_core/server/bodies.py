@@ -23,6 +23,12 @@ class RunRequest(BaseModel):
     stream: bool = Field(
         False, description="Answer with server-sent events (as does `Accept: text/event-stream`)."
     )
+    output_schema: dict[str, Any] | None = Field(
+        None,
+        description="A JSON Schema the final answer must fit: the model is asked for that JSON, "
+        "a wrong answer gets one repair turn, and the run's `output` is the parsed JSON "
+        "(docs/structured-output.md). A schema that is not valid JSON Schema is a 400.",
+    )
 
 
 class DecisionBody(BaseModel):
@@ -54,12 +60,14 @@ class CredentialBody(BaseModel):
 
 
 class ChatMessage(BaseModel):
-    """One OpenAI chat message (text only)."""
+    """One OpenAI chat message: text, an assistant's tool calls, or a tool's result."""
 
     model_config = ConfigDict(extra="allow")
 
     role: str
     content: str | list[dict[str, Any]] | None = None
+    tool_calls: list[dict[str, Any]] | None = None
+    tool_call_id: str | None = None
 
 
 class StreamOptions(BaseModel):
@@ -71,7 +79,8 @@ class StreamOptions(BaseModel):
 
 
 class ChatCompletionRequest(BaseModel):
-    """OpenAI ``POST /v1/chat/completions``; unknown sampling options are accepted and ignored."""
+    """OpenAI ``POST /v1/chat/completions``: every field is used, forwarded to the model, or
+    refused with a 400 (see :mod:`oracle_core.server.openai_request`)."""
 
     model_config = ConfigDict(extra="allow")
 
@@ -85,5 +94,9 @@ class ChatCompletionRequest(BaseModel):
         description="Oracle extension: continue this thread (post only the last user message); "
         "the X-Oracle-Thread header does the same.",
     )
-    tools: list[dict[str, Any]] | None = None
+    tools: list[dict[str, Any]] | None = Field(
+        None, description="The client's own tools: offered to the model, handed back when called."
+    )
+    tool_choice: str | dict[str, Any] | None = None
+    parallel_tool_calls: bool | None = None
     n: int | None = None

@@ -20,6 +20,7 @@ from starlette.exceptions import HTTPException
 from starlette.responses import JSONResponse, Response
 
 from oracle_core.errors import (
+    ClientToolError,
     CredentialUnreadableError,
     DecisionConflictError,
     InvalidCredentialError,
@@ -27,8 +28,10 @@ from oracle_core.errors import (
     OperationError,
     OperationNotFoundError,
     OracleError,
+    OutputSchemaError,
     SecretKeyError,
     ThreadConflictError,
+    ToolResultsError,
     UnknownConnectionError,
 )
 
@@ -85,6 +88,9 @@ class ErrorRow:
 
 ERROR_TABLE: tuple[ErrorRow, ...] = (
     ErrorRow(InvalidThreadIdError, 422, "invalid_thread_id"),
+    ErrorRow(ClientToolError, 400, "invalid_tools"),
+    ErrorRow(ToolResultsError, 400, "invalid_tool_results"),
+    ErrorRow(OutputSchemaError, 400, "invalid_output_schema"),
     ErrorRow(ThreadConflictError, 409, "thread_conflict"),
     ErrorRow(OperationNotFoundError, 404, "operation_not_found"),
     ErrorRow(DecisionConflictError, 409, "decision_conflict"),

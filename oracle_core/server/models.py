@@ -28,6 +28,9 @@ class RunBody(BaseModel):
     usage: UsageBody
     error: str | None
     loaded: list[str] = Field(description="Plugins this run loaded into the thread.")
+    output: Any = Field(
+        None, description="The parsed JSON answer of a completed run given `output_schema`."
+    )
     events: list[dict[str, Any]] = Field(description="Every event of the run, as in the stream.")
 
 

@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING
 
 from oracle_core.server.errors import ApiError
 from oracle_core.values.events import Event, RunStarted
 from oracle_core.values.result import RunResult
+from oracle_core.values.run_options import RunOptions
 
 if TYPE_CHECKING:
     from oracle_core.oracle import Oracle
@@ -122,13 +123,21 @@ class ThreadRuns:
         return "" if self.oracle.thread_busy(thread_id) else None
 
     def start(
-        self, thread_id: str, message: str, *, user_id: str = "default", text_deltas: bool = True
+        self,
+        thread_id: str,
+        message: str | None,
+        *,
+        user_id: str = "default",
+        text_deltas: bool = True,
+        tool_results: Mapping[str, str] | None = None,
+        options: RunOptions | None = None,
     ) -> RunHandle:
         """Start a run on ``thread_id`` now, or refuse with 409 if one is in progress there.
 
         The check and the claim happen without yielding to the event loop, so two posts
         arriving together cannot both pass. Once the server is stopping, every post is
-        refused with 503 (``shutting_down``).
+        refused with 503 (``shutting_down``). ``message``, or ``tool_results`` continuing a
+        run, and ``options`` are those of :meth:`~oracle_core.Oracle.stream`.
         """
         if self._stopping:
             raise ApiError(
@@ -150,16 +159,22 @@ class ThreadRuns:
             )
         handle = RunHandle(thread_id)
         self._active[thread_id] = handle
+        events = self.oracle.stream(
+            thread_id,
+            message,
+            user_id=user_id,
+            text_deltas=text_deltas,
+            tool_results=tool_results,
+            options=options,
+        )
         handle.task = asyncio.create_task(
-            self._drive(handle, message, user_id, text_deltas), name=f"oracle-run:{thread_id}"
+            self._drive(handle, events), name=f"oracle-run:{thread_id}"
         )
         return handle
 
-    async def _drive(self, handle: RunHandle, message: str, user_id: str, deltas: bool) -> None:
+    async def _drive(self, handle: RunHandle, events: AsyncIterator[Event]) -> None:
         try:
-            async for event in self.oracle.stream(
-                handle.thread_id, message, user_id=user_id, text_deltas=deltas
-            ):
+            async for event in events:
                 if isinstance(event, RunStarted):
                     handle.run_id = event.run_id
                 handle.put(event)

@@ -139,7 +139,10 @@ class RunFinished(Event):
     """The run ended; ``answer`` is the final text (empty unless completed).
 
     ``operations`` lists the operations a ``waiting_for_*`` run waits on (their
-    ``to_json()``); it is empty for every other status.
+    ``to_json()``); it is empty for every other status. ``client_calls`` lists the calls of
+    client tools a ``waiting_for_client`` run hands back (OpenAI ``tool_calls`` entries).
+    ``output`` is the parsed JSON of a completed run that was given an output schema (its
+    ``answer`` is that JSON's text); ``None`` otherwise.
     """
 
     type: ClassVar[str] = "done"
@@ -149,3 +152,5 @@ class RunFinished(Event):
     usage: Usage
     error: str | None = None
     operations: list[dict[str, Any]] = field(default_factory=list)
+    client_calls: list[dict[str, Any]] = field(default_factory=list)
+    output: Any = None

@@ -8,6 +8,7 @@ from typing import Any
 from oracle_core.values.events import CapabilityLoaded, Event, RunFinished, ToolCallEvent
 from oracle_core.values.messages import Usage
 from oracle_core.values.operations import Operation
+from oracle_core.values.output import OutputSchema
 
 
 @dataclass
@@ -24,6 +25,11 @@ class RunResult:
         error: why it failed, when it did.
         events: every event, in order (model calls, tool calls and results, loads, usage).
         operations: what a waiting run waits on (empty for every other status).
+        client_calls: the calls of client tools a ``waiting_for_client`` run hands back, as
+            OpenAI ``tool_calls`` entries (``{"id", "type", "function": {"name",
+            "arguments"}}``); continue the run with ``tool_results`` answering each id.
+        output: for a completed run given an output schema, the parsed answer: an instance
+            of the pydantic model it was given, else the JSON value; ``None`` otherwise.
     """
 
     run_id: str
@@ -34,10 +40,17 @@ class RunResult:
     error: str | None = None
     events: list[Event] = field(default_factory=list)
     operations: list[Operation] = field(default_factory=list)
+    client_calls: list[dict[str, Any]] = field(default_factory=list)
+    output: Any = None
 
     @classmethod
-    def from_events(cls, thread_id: str, events: list[Event]) -> RunResult:
+    def from_events(
+        cls, thread_id: str, events: list[Event], output: OutputSchema | None = None
+    ) -> RunResult:
         """The result of a run from its complete list of events (ending with ``done``).
+
+        ``output``: the output schema the run was given; one made from a pydantic model
+        turns the parsed answer into an instance of it.
 
         Raises:
             ValueError: when ``events`` does not end with a :class:`RunFinished` event.
@@ -54,6 +67,8 @@ class RunResult:
             done.error,
             list(events),
             [Operation.from_record(o) for o in done.operations],
+            [dict(c) for c in done.client_calls],
+            _output(done.output, output),
         )
 
     @property
@@ -77,5 +92,17 @@ class RunResult:
             "error": self.error,
             "loaded": self.loaded,
             "operations": [o.to_json() for o in self.operations],
+            "client_calls": list(self.client_calls),
+            "output": _json(self.output),
             "events": [e.to_json() for e in self.events],
         }
+
+
+def _output(value: Any, output: OutputSchema | None) -> Any:
+    return value if value is None or output is None else output.value(value)
+
+
+def _json(value: Any) -> Any:
+    """``value`` as JSON-ready data (a pydantic model instance as its JSON)."""
+    dump = getattr(value, "model_dump", None)
+    return dump(mode="json") if callable(dump) else value

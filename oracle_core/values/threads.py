@@ -17,6 +17,7 @@ RunStatus = Literal[
     "interrupted",
     "waiting_for_approval",
     "waiting_for_connection",
+    "waiting_for_client",
 ]
 """A run's status.
 
@@ -28,6 +29,10 @@ RunStatus = Literal[
 - ``waiting_for_approval``, ``waiting_for_connection``: it stopped to wait for an operation
   (a person's decision, a credential); settling the operation resumes it, exactly once
   (see docs/waits.md). Nothing marks a waiting run interrupted: no process works on it.
+- ``waiting_for_client``: the model called a tool the caller brought
+  (:class:`~oracle_core.ClientTool`); the caller runs it and continues the same run with its
+  result (``oracle.run(thread_id, tool_results=...)``). A new message instead answers the
+  open calls as not run.
 """
 
 

@@ -128,20 +128,6 @@ async def test_a_wrong_api_key_is_an_authentication_error(serve) -> None:
         )
 
 
-async def test_client_side_tools_are_refused_clearly(serve, fake_openai: FakeOpenAI) -> None:
-    served = await serve(tokens=("s3cret",))
-    client = client_for(served)
-    tool = {"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}
-
-    with pytest.raises(openai.BadRequestError, match="client-side `tools` are not supported"):
-        await client.chat.completions.create(
-            model="oracle",
-            messages=[{"role": "user", "content": "hi"}],
-            tools=[tool],  # type: ignore[list-item]
-        )
-    assert fake_openai.requests == []
-
-
 @pytest.mark.parametrize("earlier", [201, 5_000, 20_000])
 async def test_a_stateless_request_with_a_huge_history_is_refused_and_stores_nothing(
     serve, fake_openai: FakeOpenAI, earlier: int
