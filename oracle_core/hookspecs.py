@@ -16,6 +16,9 @@ The hooks come in two phases, and what a hook receives is complete for its phase
 - **lifecycle** (``oracle_startup``, ``oracle_shutdown``): when the oracle starts and
   closes; sync or async; ``oracle`` is an :class:`~oracle_core.authoring.host.OracleHandle` (settings,
   plugin state, registry, store and model, all ready).
+- **export** (``oracle_prompts``, ``oracle_resources``): once, when the oracle is first
+  served over MCP (``oracle mcp``, ``/mcp``), never otherwise; sync only; ``oracle`` is a
+  :class:`~oracle_core.authoring.host.PluginHost`, as at assembly.
 
 Every hook runs under a time limit (``ORACLE_HOOK_TIMEOUT``, default 10 s); one that raises
 or overruns leaves its plugin out and is reported naming the plugin and the hook.
@@ -34,6 +37,7 @@ if TYPE_CHECKING:
     from oracle_core.authoring.manifest import PluginManifest
     from oracle_core.authoring.mcp import MCPServer
     from oracle_core.authoring.middleware import Middleware
+    from oracle_core.authoring.prompts import Prompt, Resource
     from oracle_core.authoring.routes import Route
     from oracle_core.authoring.tools.tool import Tool
 
@@ -148,6 +152,55 @@ def oracle_mcp_servers(config: Mapping[str, Any], oracle: PluginHost) -> list[MC
         A list of :class:`~oracle_core.MCPServer` (a stdio ``command`` or an HTTP ``url``,
         and optional manifest fields). Anything else is reported naming this plugin, and
         its servers are left out.
+    """
+
+
+@hookspec
+def oracle_prompts(config: Mapping[str, Any], oracle: PluginHost) -> list[Prompt]:  # type: ignore[empty-body]
+    """Offer prompt templates to MCP clients: a person picks one, the oracle renders it.
+
+    When: once, the first time the oracle is served over MCP (``oracle mcp``, or the first
+    request to ``/mcp`` of ``oracle serve``), for the plugins that assembled; never when the
+    oracle is not served over MCP. Sync only (an ``async def`` is refused at registration),
+    on the hook worker, under the hook timeout. A hook that raises or overruns, or returns
+    anything but prompts, leaves this plugin's prompts out, logged naming the plugin and the
+    hook; the plugin and its tools stay.
+
+    The prompts follow the capability gate's rule for tools: those of an ``always`` or
+    ``silent`` plugin are listed to every session at once; those of an ``on-demand`` plugin
+    only once the session's thread loaded it (``load_capability``). A ``prompts/get`` of a
+    prompt the session is not shown is refused like a hidden tool's call.
+
+    Args:
+        config: this plugin's configuration.
+        oracle: a :class:`~oracle_core.authoring.host.PluginHost` (see ``oracle_tools``).
+
+    Returns:
+        A list of :class:`~oracle_core.Prompt`. Names must be unique across all plugins: a
+        prompt whose name an earlier plugin's prompt has is left out, reported naming both.
+    """
+
+
+@hookspec
+def oracle_resources(config: Mapping[str, Any], oracle: PluginHost) -> list[Resource]:  # type: ignore[empty-body]
+    """Offer documents MCP clients may read by URI (``resources/list``, ``resources/read``).
+
+    When: once, the first time the oracle is served over MCP, as ``oracle_prompts``. Sync
+    only, on the hook worker, under the hook timeout; a hook that raises, overruns or
+    returns anything but resources leaves this plugin's resources out, logged naming the
+    plugin and the hook.
+
+    The resources follow the capability gate's rule for tools (as ``oracle_prompts``): an
+    ``on-demand`` plugin's are listed and readable only once the session's thread loaded
+    it; a read of one the session is not shown is refused like a hidden tool's call.
+
+    Args:
+        config: this plugin's configuration.
+        oracle: a :class:`~oracle_core.authoring.host.PluginHost` (see ``oracle_tools``).
+
+    Returns:
+        A list of :class:`~oracle_core.Resource`. URIs must be unique across all plugins: a
+        resource whose URI an earlier plugin's resource has is left out, reported naming both.
     """
 
 

@@ -11,6 +11,7 @@ from oracle_core.authoring.host import OracleHandle, PluginHost
 from oracle_core.authoring.manifest import Example, PluginManifest, Visibility
 from oracle_core.authoring.mcp import MCPServer
 from oracle_core.authoring.middleware import Middleware, ModelHandler, ToolHandler
+from oracle_core.authoring.prompts import Prompt, PromptArgument, Resource
 from oracle_core.authoring.routes import Route
 from oracle_core.authoring.secrets import Secret
 from oracle_core.authoring.tools.decorator import tool
@@ -31,6 +32,9 @@ __all__ = [
     "OracleHandle",
     "PluginHost",
     "PluginManifest",
+    "Prompt",
+    "PromptArgument",
+    "Resource",
     "Route",
     "SQLiteStore",
     "Secret",

@@ -19,7 +19,7 @@ HOOKS = [
 ]
 
 
-def test_there_are_seven_hooks() -> None:
+def test_there_are_nine_hooks() -> None:
     assert sorted(HOOKS) == sorted(
         [
             "oracle_manifest",
@@ -29,6 +29,8 @@ def test_there_are_seven_hooks() -> None:
             "oracle_mcp_servers",
             "oracle_startup",
             "oracle_shutdown",
+            "oracle_prompts",
+            "oracle_resources",
         ]
     )
 

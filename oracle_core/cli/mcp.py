@@ -28,16 +28,19 @@ def _thread(ctx: click.Context, param: click.Parameter, value: str | None) -> st
 @click.option(
     "--thread",
     callback=_thread,
-    help="The thread the session works on [default: a new thread, mcp-<random>].",
+    help="The thread the session works on: a later session on the same thread finds its loads "
+    "[default: a new thread, mcp-<random>].",
 )
 @click.option("--user", default="default", show_default=True, help="Who the calls act for.")
 def mcp_command(thread: str, user: str) -> None:
-    """Serve the oracle's tools over MCP (stdio): the meta-tools and what the gate shows.
+    """Serve the oracle over MCP (stdio): the meta-tools and what the gate shows.
 
     An MCP client (an IDE, an agent, the MCP inspector) starts this command and talks
     JSON-RPC on its stdin and stdout. The session is one thread: it sees the meta-tools and
-    the tools its loaded capabilities show; a load announces the new tools with
-    notifications/tools/list_changed. Needs oracle-core[mcp].
+    the tools, prompts and resources its loaded capabilities show; a load announces them
+    with notifications/tools/list_changed. A call that needs a person's approval asks
+    through the client when it can (elicitation), else names the operation to decide.
+    Needs oracle-core[mcp].
     """
     if importlib.util.find_spec("mcp") is None:
         raise click.ClickException("oracle mcp needs the MCP SDK: pip install 'oracle-core[mcp]'")

@@ -27,7 +27,11 @@ LIFECYCLE_HOOKS = ("oracle_startup", "oracle_shutdown")
 MCP_HOOKS = ("oracle_mcp_servers",)
 """Hooks called once at assembly, after every plugin's assembly hooks (see oracle_core.plugins.mcp)."""
 
-HOOK_NAMES = (*ASSEMBLY_HOOKS, *MCP_HOOKS, *LIFECYCLE_HOOKS)
+EXPORT_HOOKS = ("oracle_prompts", "oracle_resources")
+"""Hooks called once, synchronously, when the oracle is first served over MCP
+(see oracle_core.server.mcp)."""
+
+HOOK_NAMES = (*ASSEMBLY_HOOKS, *MCP_HOOKS, *LIFECYCLE_HOOKS, *EXPORT_HOOKS)
 """Every oracle hook, in the order a plugin meets them."""
 
 

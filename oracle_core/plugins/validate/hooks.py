@@ -14,7 +14,13 @@ from typing import Any
 
 import pluggy
 
-from oracle_core.plugins.hooks import ASSEMBLY_HOOKS, HOOK_NAMES, LIFECYCLE_HOOKS, parse_hookimpl
+from oracle_core.plugins.hooks import (
+    ASSEMBLY_HOOKS,
+    EXPORT_HOOKS,
+    HOOK_NAMES,
+    LIFECYCLE_HOOKS,
+    parse_hookimpl,
+)
 from oracle_core.plugins.validate.problems import Problem
 
 
@@ -99,6 +105,13 @@ def _signature_problems(
             Problem(
                 f"{where} is async, but assembly hooks are called synchronously: make it a "
                 "plain def (open connections in oracle_startup, which may be async)"
+            )
+        )
+    if hook in EXPORT_HOOKS and not wraps and inspect.iscoroutinefunction(function):
+        found.append(
+            Problem(
+                f"{where} is async, but {hook} is called synchronously: make it a plain def "
+                "(the render or read functions it returns may be async)"
             )
         )
     return found

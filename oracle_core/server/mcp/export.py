@@ -1,13 +1,26 @@
 """An oracle served over MCP: ``oracle mcp`` (stdio) and ``/mcp`` on ``oracle serve``.
 
-The MCP server is the SDK's low-level :class:`mcp.server.Server`; its two handlers show and
-call one thread's model-facing surface (:class:`~oracle_core.server.mcp.surface.ThreadSurface`):
+The MCP server is the SDK's low-level :class:`mcp.server.Server`
+(:mod:`~oracle_core.server.mcp.handlers`); its handlers show and call one thread's
+model-facing surface (:class:`~oracle_core.server.mcp.surface.ThreadSurface`):
 ``tools/list`` is what the capability gate shows on the session's thread (meta-tools, the
 standing tools, the tools of loaded plugins), and ``tools/call`` runs through the gate, the
 middleware and the tool executor like a model's call, so a tool that is not shown is
-refused with the gate's own message. One MCP session is one thread. After a
-``load_capability`` that loaded something, the server sends
-``notifications/tools/list_changed`` and the next ``tools/list`` includes the new tools.
+refused with the gate's own message. After a ``load_capability`` that loaded something, the
+server sends ``notifications/tools/list_changed`` (and the prompts' and resources' when the
+loaded plugins offer some) and the next list includes what the load shows. Plugins' prompts
+and resources (:mod:`~oracle_core.server.mcp.offers`) follow the same rule; a call that must
+wait for a person is recorded and settled by :mod:`~oracle_core.server.mcp.waits`;
+``logging/setLevel`` forwards what a session's calls log (:mod:`~oracle_core.server.mcp.logs`).
+
+One MCP session is one thread: ``oracle mcp --thread T`` pins the stdio session to ``T``;
+an ``/mcp`` request's ``X-Oracle-Thread`` header (the header of the OpenAI-compatible
+endpoint) pins its session to that thread, so sessions that name one thread share its loads.
+Without a pin each session gets a thread of its own.
+
+Capabilities are declared as the server behaves: ``tools.listChanged`` is true on both
+transports (a load sends the notification); ``prompts`` and ``resources`` (with
+``listChanged``) only when some plugin offers prompts or resources; ``logging`` always.
 
 Protocol eras: over stdio both are served (a 2026-07-28 client hears of a load through
 ``subscriptions/listen``). Over HTTP a thread lives as long as an MCP session, which only the
@@ -20,11 +33,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from oracle_core.server.mcp.surface import ThreadSurface
@@ -35,11 +48,28 @@ if TYPE_CHECKING:
     from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
     from oracle_core.oracle import Oracle
+    from oracle_core.server.mcp.offers import Offers
 
 log = logging.getLogger("oracle_core.plugins.mcp")
 
 MAX_SESSIONS = 1_000
 """Sessions (threads) an HTTP server keeps a surface for; the oldest go first."""
+
+THREAD_HEADER = "X-Oracle-Thread"
+"""The header that pins an ``/mcp`` session to a thread (as on ``/v1/chat/completions``)."""
+
+
+@dataclass
+class Session:
+    """One MCP session: the surface of its thread, and what it asked to be sent.
+
+    Attributes:
+        surface: its thread's surface.
+        log_level: the level ``logging/setLevel`` set (``None``: no log is forwarded).
+    """
+
+    surface: ThreadSurface
+    log_level: str | None = None
 
 
 class Sessions:
@@ -48,7 +78,8 @@ class Sessions:
     Args:
         oracle: the oracle served.
         thread_id: the thread of every session (stdio: one session per process); ``None``:
-            each session gets a thread of its own, ``mcp-<session id>``.
+            each session's ``X-Oracle-Thread`` header, else a thread of its own,
+            ``mcp-<session id>``.
         user_id: the user the calls run as.
     """
 
@@ -56,20 +87,57 @@ class Sessions:
         self.oracle = oracle
         self.thread_id = thread_id
         self.user_id = user_id
-        self._surfaces: dict[Any, ThreadSurface] = {}
+        self._sessions: dict[Any, Session] = {}
+
+    def session(self, ctx: Any) -> Session:
+        """The session that sent the request ``ctx``.
+
+        Raises:
+            MCPError: when the request's ``X-Oracle-Thread`` names another thread than the
+                one its session works on.
+        """
+        key: Any = self.thread_id or _session_id(ctx) or id(ctx.session)
+        pinned = pinned_thread(ctx)
+        session = self._sessions.get(key)
+        if session is None:
+            thread = self.thread_id or pinned or (
+                f"mcp-{key}" if isinstance(key, str) else f"mcp-{uuid.uuid4().hex[:16]}"
+            )  # fmt: skip
+            session = Session(ThreadSurface(self.oracle, thread, self.user_id))
+            self._sessions[key] = session
+            while len(self._sessions) > MAX_SESSIONS:
+                self._sessions.pop(next(iter(self._sessions)))
+        elif pinned is not None and pinned != session.surface.thread_id:
+            from mcp.shared.exceptions import MCPError
+            from mcp.types import INVALID_REQUEST
+
+            raise MCPError(
+                INVALID_REQUEST,
+                f"this MCP session works on thread {session.surface.thread_id!r}, and "
+                f"{THREAD_HEADER} names {pinned!r}: open a new session to work on another thread",
+            )
+        return session
 
     def surface(self, ctx: Any) -> ThreadSurface:
         """The surface of the session that sent the request ``ctx``."""
-        key: Any = self.thread_id or _session_id(ctx) or id(ctx.session)
-        surface = self._surfaces.get(key)
-        if surface is None:
-            thread = self.thread_id or (
-                f"mcp-{key}" if isinstance(key, str) else f"mcp-{uuid.uuid4().hex[:16]}"
-            )
-            surface = self._surfaces[key] = ThreadSurface(self.oracle, thread, self.user_id)
-            while len(self._surfaces) > MAX_SESSIONS:
-                self._surfaces.pop(next(iter(self._surfaces)))
-        return surface
+        return self.session(ctx).surface
+
+    def check_era(self, ctx: Any) -> None:
+        """Refuse a sessionless request over HTTP: it would have no thread to work on.
+
+        Raises:
+            MCPError: saying to connect with the initialize handshake.
+        """
+        if self.thread_id is None and _session_id(ctx) is None:
+            from mcp.types import INVALID_REQUEST
+
+            raise self.refusal(INVALID_REQUEST)
+
+    def refusal(self, code: int) -> Exception:
+        """The error, with JSON-RPC ``code``, that says each session keeps one thread."""
+        from mcp.shared.exceptions import MCPError
+
+        return MCPError(code, HANDSHAKE_ONLY)
 
 
 def _session_id(ctx: Any) -> str | None:
@@ -83,66 +151,24 @@ def _session_id(ctx: Any) -> str | None:
     return None
 
 
-def mcp_server(sessions: Sessions) -> Server[Any]:
-    """The SDK server that exposes ``sessions``' surfaces (tools only)."""
-    import mcp.types as types
-    from mcp.server import NotificationOptions, Server
-    from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
-    from mcp.shared.exceptions import MCPError
-    from mcp.types import METHOD_NOT_FOUND
+def pinned_thread(ctx: Any) -> str | None:
+    """The thread an HTTP request's ``X-Oracle-Thread`` names (``None``: none, or stdio).
 
-    # stdio serves one session, so its changes may go to every listener of the bus.
-    bus = InMemorySubscriptionBus() if sessions.thread_id is not None else None
+    The endpoint answers a header that is not a valid thread id with 422 before the SDK
+    sees the request; one that gets here anyway is not taken.
+    """
+    request = getattr(ctx, "request", None)
+    headers = getattr(request, "headers", None)
+    value = headers.get(THREAD_HEADER.lower()) if headers is not None else None
+    return value if isinstance(value, str) and THREAD_ID.fullmatch(value) else None
 
-    class _Exported(Server[Any]):
-        def get_capabilities(self, notification_options: Any = None, *args: Any, **kw: Any) -> Any:
-            # Every session is told that the tool list changes (after each load).
-            notification_options = notification_options or NotificationOptions(tools_changed=True)
-            return super().get_capabilities(notification_options, *args, **kw)
 
-    async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
-        _check_era(ctx, sessions)
-        tools = await sessions.surface(ctx).tools()
-        return types.ListToolsResult(
-            tools=[
-                types.Tool(name=t.name, description=t.description, input_schema=t.parameters)
-                for t in tools
-            ]
-        )
+def mcp_server(sessions: Sessions, offers: Offers | None = None) -> Server[Any]:
+    """The SDK server that exposes ``sessions``' surfaces, and ``offers``' prompts and
+    resources (see :mod:`~oracle_core.server.mcp.handlers`)."""
+    from oracle_core.server.mcp.handlers import build
 
-    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
-        _check_era(ctx, sessions)
-        result = await sessions.surface(ctx).call(params.name, params.arguments)
-        if result.loaded:
-            try:
-                await ctx.session.send_tool_list_changed()  # handshake era
-                if bus is not None:
-                    await bus.publish(ToolsListChanged())  # 2026-07-28: subscriptions/listen
-            except Exception as error:  # the client went away: the load is saved anyway
-                log.info("could not send tools/list_changed: %s", error)
-        return types.CallToolResult(
-            content=[types.TextContent(type="text", text=result.content)],
-            structured_content=_structured(result.content) if not result.is_error else None,
-            is_error=result.is_error,
-        )
-
-    async def no_discover(ctx: Any, params: Any) -> Any:
-        # A 2026-07-28 client then falls back to the initialize handshake: that era has
-        # sessions (one thread each) and delivers tools/list_changed on the session.
-        raise MCPError(METHOD_NOT_FOUND, HANDSHAKE_ONLY)
-
-    oracle = sessions.oracle
-    server = _Exported(
-        "oracle",
-        version=_version(),
-        instructions=oracle.system_prompt,
-        on_list_tools=list_tools,
-        on_call_tool=call_tool,
-        on_subscriptions_listen=ListenHandler(bus) if bus is not None else None,
-    )
-    if sessions.thread_id is None:  # HTTP: stdio decides its era by the first request
-        server.add_request_handler("server/discover", types.RequestParams, no_discover)
-    return server
+    return build(sessions, offers)
 
 
 HANDSHAKE_ONLY = (
@@ -151,41 +177,17 @@ HANDSHAKE_ONLY = (
 )
 
 
-def _check_era(ctx: Any, sessions: Sessions) -> None:
-    """Refuse a sessionless request over HTTP: it would have no thread to work on."""
-    if sessions.thread_id is None and _session_id(ctx) is None:
-        from mcp.shared.exceptions import MCPError
-        from mcp.types import INVALID_REQUEST
-
-        raise MCPError(INVALID_REQUEST, HANDSHAKE_ONLY)
-
-
-def _structured(content: str) -> dict[str, Any] | None:
-    """The result as structured content when it is a JSON object (meta-tools answer JSON)."""
-    if not content.startswith("{"):
-        return None
-    try:
-        value = json.loads(content)
-    except ValueError:
-        return None
-    return value if isinstance(value, dict) else None
-
-
-def _version() -> str:
-    from oracle_core.version import __version__
-
-    return str(__version__)
-
-
 async def serve_stdio(oracle: Oracle, thread_id: str, user_id: str = "default") -> None:
     """Serve ``oracle`` over MCP on standard input and output until the client hangs up."""
-    from mcp.server import NotificationOptions
     from mcp.server.stdio import stdio_server
 
-    server = mcp_server(Sessions(oracle, thread_id, user_id))
-    options = server.create_initialization_options(NotificationOptions(tools_changed=True))
+    from oracle_core.server.mcp.offers import Offers
+
     await oracle.start()
     try:
+        offers = await Offers.collect(oracle)
+        server = mcp_server(Sessions(oracle, thread_id, user_id), offers)
+        options = server.create_initialization_options()
         async with stdio_server() as (read, write):
             await server.run(read, write, options)
     finally:
@@ -224,7 +226,10 @@ class HTTPEndpoint:
                 raise RuntimeError("the server is shutting down")
             from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
-            manager = StreamableHTTPSessionManager(app=mcp_server(Sessions(self.oracle)))
+            from oracle_core.server.mcp.offers import Offers
+
+            offers = await Offers.collect(self.oracle)
+            manager = StreamableHTTPSessionManager(app=mcp_server(Sessions(self.oracle), offers))
             ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
             self._stop = stop = asyncio.Event()
 
@@ -257,17 +262,26 @@ class HTTPEndpoint:
                     await asyncio.wait_for(self._owner, 10)
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        """The ASGI app at ``/mcp``: the token check, then the SDK's transport."""
+        """The ASGI app at ``/mcp``: the token check and the thread header, then the SDK's
+        transport."""
         from starlette.requests import HTTPConnection
 
-        from oracle_core.server.errors import ApiError
+        from oracle_core.errors import InvalidThreadIdError
+        from oracle_core.server.errors import ApiError, api_error
+        from oracle_core.values.ids import check_thread_id
 
         if scope["type"] != "http":
             return
+        connection = HTTPConnection(scope)
         try:
-            self.check(HTTPConnection(scope))
-        except ApiError as error:
-            await error.response()(scope, receive, send)
+            self.check(connection)
+            thread = connection.headers.get(THREAD_HEADER)
+            if thread is not None:
+                check_thread_id(thread)  # checked as every thread id the server takes
+        except (ApiError, InvalidThreadIdError) as error:
+            refusal = error if isinstance(error, ApiError) else api_error(error)
+            assert refusal is not None  # the error table answers every OracleError
+            await refusal.response()(scope, receive, send)
             return
         manager = await self._started()
         await manager.handle_request(scope, receive, send)
