@@ -189,3 +189,18 @@ def test_every_module_that_decides_what_runs_is_guarded_against_patches() -> Non
     ]
 
     assert sorted(set(deciding) - set(GUARDED_MODULES)) == []
+
+
+def test_a_cache_python_adds_to_a_core_class_is_not_taken_for_a_patch() -> None:
+    import copy
+
+    from oracle_core.plugins.integrity import CoreSnapshot
+    from oracle_core.values.messages import Usage
+
+    if "__slotnames__" in vars(Usage):  # an earlier copy in this process cached it already
+        delattr(Usage, "__slotnames__")
+    snapshot = CoreSnapshot.take()
+    copy.deepcopy(Usage(1, 2))  # copyreg caches the class's slot names on it
+
+    assert "__slotnames__" in vars(Usage)
+    assert snapshot.changes() == []

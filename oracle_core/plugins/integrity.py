@@ -57,6 +57,10 @@ and ``authoring/tools/`` is here, but for those it names as deciding neither).""
 
 _MISSING = object()
 
+_CACHES = frozenset({"__slotnames__"})
+"""Attributes Python itself adds to a class on first use (``copyreg`` caches a class's slot
+names there when an instance is first copied or pickled): no plugin's doing, never a patch."""
+
 
 @dataclass(frozen=True)
 class _Namespace:
@@ -145,7 +149,7 @@ class CoreSnapshot:
             if space.unchanged():
                 continue
             now = vars(space.owner)
-            for key in space.values.keys() | now.keys():
+            for key in (space.values.keys() | now.keys()) - _CACHES:
                 if now.get(key, _MISSING) is not space.values.get(key, _MISSING):
                     found.append(f"{space.label}.{key}")
         return sorted(found)
@@ -154,7 +158,7 @@ class CoreSnapshot:
         """Undo every change: rebind what was rebound, put back what was deleted, drop additions."""
         for space in self._namespaces:
             now = vars(space.owner)
-            for key in list(now.keys() | space.values.keys()):
+            for key in list((now.keys() | space.values.keys()) - _CACHES):
                 before = space.values.get(key, _MISSING)
                 if now.get(key, _MISSING) is before:
                     continue
