@@ -16,18 +16,18 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
 from oracle_core.authoring.tools.tool import TOOL_NAME_PATTERN
-from oracle_core.errors import ClientToolError, ThreadConflictError, ToolResultsError
+from oracle_core.errors import ClientToolError, ToolResultsError
 from oracle_core.plugins.core_tools import META_TOOL_NAMES
 from oracle_core.plugins.registry import Registry
 from oracle_core.run.deps import RunDeps
 from oracle_core.run.opening import unanswered_calls
-from oracle_core.run.saving import save
 from oracle_core.run.state import RunState
-from oracle_core.store.base import INTERRUPTED_ERROR
+from oracle_core.run.turn import open_run
 from oracle_core.values.events import Event, ToolResultEvent
 from oracle_core.values.messages import Message
 from oracle_core.values.run_options import ClientTool
 from oracle_core.values.text import clean_text
+from oracle_core.values.threads import RunRecord
 
 
 def check_results(open_calls: list[str], results: Mapping[str, str]) -> None:
@@ -85,32 +85,24 @@ class ToolResultsStep:
             ToolResultsError: when they do not answer exactly the open calls.
             ThreadWaitingError: when a run of the thread waits for a person or a credential.
         """
-        for attempt in range(3):
-            saved = await deps.store.load(state.thread_id)
-            state.read(list(saved.messages), list(saved.message_tokens), list(saved.loaded_plugins))
-            check_results(unanswered_calls(state.messages), self.results)
-            last = saved.runs[-1] if saved.runs else None
-            if last is not None and last.status == "waiting_for_client":
-                state.record = last  # the run that waited goes on
-                state.record.status, state.record.error = "running", None
-            elif last is not None and last.status == "running":  # a run that died
-                last.status, last.error = "interrupted", last.error or INTERRUPTED_ERROR
-                await deps.store.append(state.thread_id, base=len(state.messages), run=last)
-            found = await deps.open_operations(
-                deps.store, state.thread_id, state.owner, state.messages
-            )
-            state.operations = found.any
-            answers: list[Message] = [
-                {"role": "tool", "tool_call_id": call_id, "content": text}
-                for call_id, text in self.results.items()
-            ]
-            try:  # the answers right after the calls, then what background work finished
-                await save(deps, state, [*answers, *found.messages()])
-                await found.finish(deps.store, state.owner)
-                return
-            except ThreadConflictError:
-                if attempt == 2:
-                    raise
+        answers: list[Message] = [
+            {"role": "tool", "tool_call_id": call_id, "content": text}
+            for call_id, text in self.results.items()
+        ]
+        # The answers right after the calls, then what background work finished.
+        await open_run(deps, state, lambda found: [*answers, *found.messages()], self._read)
+
+    async def _read(self, deps: RunDeps, state: RunState) -> list[RunRecord]:
+        """Read the whole thread, check the results, and take the run that waited."""
+        saved = await deps.store.load(state.thread_id)
+        state.read(list(saved.messages), list(saved.message_tokens), list(saved.loaded_plugins))
+        check_results(unanswered_calls(state.messages), self.results)
+        dead = [r for r in saved.runs if r.status == "running"]  # none holds the thread now
+        last = saved.runs[-1] if saved.runs else None
+        if last is not None and last.status == "waiting_for_client":
+            state.record = last  # the run that waited goes on
+            state.record.status, state.record.error = "running", None
+        return dead
 
     async def answer(self, deps: RunDeps, state: RunState) -> AsyncIterator[Event]:
         """The results, as tool results of the run; the model goes on."""

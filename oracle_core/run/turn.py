@@ -10,11 +10,12 @@ model, unless the first step ended the run.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Protocol
 
 from oracle_core.errors import ThreadConflictError
 from oracle_core.run.deps import RunDeps
+from oracle_core.run.opening import OpenedOperations
 from oracle_core.run.saving import interrupted_results, save
 from oracle_core.run.state import RunState
 from oracle_core.store.base import INTERRUPTED_ERROR
@@ -50,29 +51,13 @@ class NewTurn:
     public = True  # every new turn is its thread's to tell
 
     async def open(self, deps: RunDeps, state: RunState) -> None:
-        """Load the thread, close what a dead run left open, and save the user's message.
-
-        A writer that appended without holding the thread (an older process, a client
-        seeding a thread) only moves the base: the thread is read again, a few times.
-        """
-        for attempt in range(3):
-            running = await read_thread(deps, state)
-            for run in running:  # this run holds the thread: any other "running" one is dead
-                run.status, run.error = "interrupted", run.error or INTERRUPTED_ERROR
-                await deps.store.append(state.thread_id, base=len(state.messages), run=run)
-            found = await deps.open_operations(
-                deps.store, state.thread_id, state.owner, state.messages
-            )
-            state.operations = found.any
-            user: Message = {"role": "user", "content": state.message}
-            opening = [*interrupted_results(state.messages), *found.messages(), user]
-            try:
-                await save(deps, state, opening)
-                await found.finish(deps.store, state.owner)
-                return
-            except ThreadConflictError:
-                if attempt == 2:
-                    raise
+        """Load the thread, close what a dead run left open, and save the user's message."""
+        user: Message = {"role": "user", "content": state.message}
+        await open_run(
+            deps,
+            state,
+            lambda found: [*interrupted_results(state.messages), *found.messages(), user],
+        )
 
     async def answer(self, deps: RunDeps, state: RunState) -> AsyncIterator[Event]:
         """Nothing: a new turn's first step is the model's."""
@@ -81,6 +66,47 @@ class NewTurn:
 
     async def close(self, deps: RunDeps, state: RunState, failure: str | None) -> None:
         """Nothing to close: the run's record says how it ended."""
+
+
+ThreadReader = Callable[[RunDeps, RunState], Awaitable[list[RunRecord]]]
+"""Reads the thread into a run's state; returns its runs still marked ``running``."""
+
+
+async def open_run(
+    deps: RunDeps,
+    state: RunState,
+    opening: Callable[[OpenedOperations], list[Message]],
+    read: ThreadReader | None = None,
+) -> None:
+    """Open the thread for a run: read it, close what a dead run left open, save ``opening``.
+
+    Every first step that starts a run on the thread does this: any other run still marked
+    ``running`` is dead (this run holds the thread), the thread's operations are looked at
+    (:attr:`RunDeps.open_operations`, which refuses a thread that waits), and what
+    ``opening`` makes of them is saved. A writer that appended without holding the thread
+    (an older process, a client seeding a thread) only moves the base: the thread is read
+    again, a few times.
+
+    Args:
+        deps: the run's deps.
+        state: the run's state (the thread is read into it).
+        opening: the messages to save, given the thread's opened operations.
+        read: reads the thread (default :func:`read_thread`); it may refuse it by raising.
+    """
+    for attempt in range(3):
+        running = await (read or read_thread)(deps, state)
+        for run in running:  # this run holds the thread: any other "running" one is dead
+            run.status, run.error = "interrupted", run.error or INTERRUPTED_ERROR
+            await deps.store.append(state.thread_id, base=len(state.messages), run=run)
+        found = await deps.open_operations(deps.store, state.thread_id, state.owner, state.messages)
+        state.operations = state.operations or found.any
+        try:
+            await save(deps, state, opening(found))
+            await found.finish(deps.store, state.owner)
+            return
+        except ThreadConflictError:
+            if attempt == 2:
+                raise
 
 
 async def read_thread(deps: RunDeps, state: RunState) -> list[RunRecord]:

@@ -31,17 +31,16 @@ import json
 from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from oracle_core.errors import OracleError, ThreadConflictError
+from oracle_core.errors import OracleError
 from oracle_core.models.base import assistant_message, tool_call
 from oracle_core.run.executor import error_result
 from oracle_core.run.loop import Run
 from oracle_core.run.saving import finish_step, interrupted_results, save
 from oracle_core.run.state import RunState
-from oracle_core.run.turn import read_thread
+from oracle_core.run.turn import open_run
 from oracle_core.run.waits import settle
 from oracle_core.run.waits.opening import how_to_settle
 from oracle_core.run.waits.resume import ResumeStep, resumed_state
-from oracle_core.store.base import INTERRUPTED_ERROR
 from oracle_core.values.events import Event, RunFinished, ToolResultEvent
 from oracle_core.values.messages import Message, ToolResult
 from oracle_core.values.operations import Operation
@@ -93,22 +92,12 @@ class _WaitOpened:
         """Read the thread, refuse it if it waits, and save the call."""
         call = self.called.call
         message: Message = assistant_message(None, [tool_call(call.name, call.arguments, call.id)])
-        for attempt in range(3):
-            for run in await read_thread(deps, state):  # this run holds the thread: dead
-                run.status, run.error = "interrupted", run.error or INTERRUPTED_ERROR
-                await deps.store.append(state.thread_id, base=len(state.messages), run=run)
-            found = await deps.open_operations(
-                deps.store, state.thread_id, state.owner, state.messages
-            )
-            state.operations = True
-            opening = [*interrupted_results(state.messages), *found.messages(), message]
-            try:
-                await save(deps, state, opening)
-                await found.finish(deps.store, state.owner)
-                return
-            except ThreadConflictError:
-                if attempt == 2:
-                    raise
+        state.operations = True  # the call's wait is an operation of the thread
+        await open_run(
+            deps,
+            state,
+            lambda found: [*interrupted_results(state.messages), *found.messages(), message],
+        )
 
     async def answer(self, deps: RunDeps, state: RunState) -> AsyncIterator[Event]:
         """Save the wait: the run ends waiting for it."""
