@@ -389,3 +389,24 @@ def test_calls_that_arrive_together_start_the_server_once(tmp_path: Path) -> Non
 
     assert run(scenario()) == [{"result": i + 1} for i in range(4)]
     assert starts(log) == 2  # the listing at the first build, then one start for all four
+
+
+def test_an_approved_call_of_a_server_tool_runs_once_with_the_saved_arguments(
+    tmp_path: Path,
+) -> None:
+    model = ScriptedModel()
+    model.reply_tool_call("load_capability", {"names": ["arith"]})
+    model.reply_tool_call("arith_add", {"a": 20, "b": 22})
+    model.reply_text("42")
+    (tmp_path / "oracle.toml").write_text('[approvals]\ntools = ["arith.arith_add"]\n')
+    oracle = build(tmp_path, arith(), model=model)
+
+    waiting = oracle.run_sync("t", "add 20 and 22")
+    [operation] = waiting.operations
+    done = oracle.decide_sync(operation.id, approve=True)
+    oracle.close_sync()
+
+    assert waiting.status == "waiting_for_approval"
+    assert json.loads(operation.arguments) == {"a": 20, "b": 22}
+    assert done.status == "completed", done.error
+    assert json.loads(model.request(3).messages[-1]["content"]) == {"result": 42}

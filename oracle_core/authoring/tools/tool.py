@@ -173,7 +173,9 @@ class Tool:
             raise ToolArgumentsError(
                 f"invalid arguments for {self.name}: " + "; ".join(problems)
             ) from None
-        return {name: getattr(model, name) for name in type(model).model_fields}
+        kwargs = {name: getattr(model, name) for name in type(model).model_fields}
+        kwargs.update(model.__pydantic_extra__ or {})  # an args model that takes any field
+        return kwargs
 
     def bind(
         self, arguments: Mapping[str, Any], context: ToolContext | None = None

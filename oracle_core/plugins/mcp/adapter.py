@@ -27,7 +27,7 @@ import logging
 import re
 from typing import Any, Protocol
 
-from pydantic import BaseModel, ConfigDict, model_validator
+from pydantic import BaseModel, ConfigDict
 
 from oracle_core.authoring.manifest import PluginManifest
 from oracle_core.authoring.middleware import Middleware
@@ -66,20 +66,15 @@ class _Replaces(Protocol):
 
 
 class MCPArguments(BaseModel):
-    """The arguments of an MCP tool call, passed on whole.
+    """The arguments of an MCP tool call, passed on as they are (each one a keyword).
 
     The server's JSON schema is what they must fit, so the tool checks them against it
-    (with ``jsonschema``) rather than through a pydantic model of its own.
+    (with ``jsonschema``) rather than through a pydantic model of its own. Taken as extra
+    fields, the validated arguments are the call's own: an approval saves and digests
+    exactly them, and the approved call validates to the same again.
     """
 
-    model_config = ConfigDict(extra="forbid")
-
-    arguments: dict[str, Any]
-
-    @model_validator(mode="before")
-    @classmethod
-    def _whole(cls, data: Any) -> Any:
-        return {"arguments": data}
+    model_config = ConfigDict(extra="allow")
 
 
 class MCPPlugin:
@@ -235,7 +230,7 @@ class MCPPlugin:
     def _tool(self, spec: ToolSpec) -> Tool:
         name = spec.name
 
-        async def call(arguments: dict[str, Any]) -> Any:
+        async def call(**arguments: Any) -> Any:
             return await self.call(name, arguments)
 
         d = self.definition
