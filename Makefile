@@ -5,6 +5,7 @@ BIN := $(VENV)/bin
 PACKAGES := $(wildcard plugins/*/pyproject.toml contrib/*/pyproject.toml)
 PLUGIN_MODULES := $(filter-out %.egg-info,$(wildcard plugins/*/oracle_plugin_* contrib/*/oracle_plugin_*))
 STAMP := $(VENV)/.installed
+NODE_STAMP := tests/node/node_modules/.installed
 
 .PHONY: demo test lint typecheck pytest packages bench clean
 
@@ -13,6 +14,11 @@ $(STAMP): pyproject.toml $(PACKAGES)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev,server,postgres,search,mcp]' $(foreach p,$(PACKAGES),-e $(dir $(p)))
 	touch $(STAMP)
+
+# The npm clients tests/server/test_real_clients.py drives (the MCP Inspector CLI). Without
+# npm nothing is installed and those tests skip, saying so.
+$(NODE_STAMP): tests/node/package.json
+	if command -v npm >/dev/null; then npm install --prefix tests/node --no-audit --no-fund && touch $(NODE_STAMP); fi
 
 demo: $(STAMP)
 	$(BIN)/oracle demo
@@ -28,7 +34,7 @@ typecheck: $(STAMP)
 	$(BIN)/mypy --strict $(PLUGIN_MODULES)
 
 # On every CPU (pytest-xdist): about a fifth faster than one process on 2 cores.
-pytest: $(STAMP)
+pytest: $(STAMP) $(NODE_STAMP)
 	$(BIN)/pytest -n auto
 
 # Each plugin package installs alone next to oracle-core in a fresh venv.
@@ -48,4 +54,4 @@ bench: $(STAMP)
 	$(BIN)/python bench/peers.py  # peer rows need `pip install -e '.[peers]'`; skipped otherwise
 
 clean:
-	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache
+	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache tests/node/node_modules

@@ -57,6 +57,9 @@ KEEP_PREFIX = "chat-keep-"
 THREAD_HEADER = "X-Oracle-Thread"
 """The header that names (on a request) or tells (on a response) the thread used."""
 
+OPERATIONS_HEADER = "X-Oracle-Operations"
+"""On an answer whose run waits for a person: the ids of the operations it waits on."""
+
 _NO_RETRY = {"x-should-retry": "false"}  # the openai client must not re-post a run that ran
 
 
@@ -117,6 +120,7 @@ def _completion(
         extra["oracle"] = oracle_signal(result.status, result.run_id, thread_id, result.operations)
         extra["status"] = result.status  # as before the `oracle` object, for older clients
         extra["operations"] = [o.to_json() for o in result.operations]
+        headers = {**headers, OPERATIONS_HEADER: ",".join(o.id for o in result.operations)}
     return JSONResponse(
         {
             "id": f"chatcmpl-{uuid.uuid4().hex[:24]}",

@@ -28,6 +28,7 @@ from oracle_core.server.context import ServerContext
 from oracle_core.server.errors import ApiError
 from oracle_core.server.models import ErrorBody
 from oracle_core.server.openai_compat import (
+    OPERATIONS_HEADER,
     PERSON_WAITS,
     forget_thread,
     forgetting,
@@ -286,7 +287,9 @@ def responses_router(ctx: ServerContext) -> APIRouter:
                     f"run {result.run_id} {result.status}: {result.error}",
                     _NO_RETRY,
                 )
-            return JSONResponse(_response(body, thread_id, result, stored))
+            waits = {OPERATIONS_HEADER: ",".join(o.id for o in result.operations)}
+            headers = waits if result.status in PERSON_WAITS else {}
+            return JSONResponse(_response(body, thread_id, result, stored), headers=headers)
         if await handle.next() is None:
             raise ApiError(500, "server_error", "the run ended before it started")
         events = _events(handle, body, thread_id, stored, ctx.limits.sse_ping_seconds)

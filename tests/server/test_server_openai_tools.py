@@ -277,6 +277,7 @@ async def test_a_run_that_waits_for_a_person_says_so_and_the_same_request_after_
     signal = body["oracle"]
     [operation] = signal["operations"]
     pinned = waiting.headers["X-Oracle-Thread"]  # a stateless request's thread is kept
+    assert waiting.headers["X-Oracle-Operations"] == operation["id"]
     decided = await served.client.post(
         operation["decide"]["path"],
         json={"approve": True},
