@@ -145,3 +145,41 @@ async def test_model_options_reach_every_model_call_of_the_run(db: Path) -> None
 def test_a_handed_back_call_is_an_openai_tool_call_entry() -> None:
     entry = {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
     assert json.loads(json.dumps(entry)) == entry  # the shape clients parse
+
+
+async def test_a_run_continued_without_options_goes_on_with_those_it_was_given(db: Path) -> None:
+    model = FunctionModel(weather_then_answer)
+    options = RunOptions(client_tools=(WEATHER,), model_options={"seed": 3})
+    async with build_oracle(db, Kit(ping), model=model) as oracle:
+        first = await oracle.run("t", "weather in Lima?", options=options)
+        [handed] = first.client_calls
+        await oracle.run("t", tool_results={handed["id"]: "sunny"})
+
+    assert "get_weather" in model.requests[-1].tool_names
+    assert dict(model.requests[-1].options) == {"seed": 3}
+
+
+@tool(approval=True)
+def wipe(path: str) -> str:
+    """Wipe a file."""
+    return f"wiped {path}"
+
+
+async def test_a_run_resumed_after_an_approval_keeps_its_client_tools_and_options(
+    db: Path,
+) -> None:
+    def answer(request: ModelRequest) -> ModelResponse:
+        if request.messages[-1].get("role") == "user":
+            return calls(("wipe", {"path": "a.txt"}))
+        return calls(("get_weather", {"city": "Lima"}))
+
+    model = FunctionModel(answer)
+    options = RunOptions(client_tools=(WEATHER,), model_options={"temperature": 0.1})
+    async with build_oracle(db, Kit(wipe), model=model) as oracle:
+        waiting = await oracle.run("t", "wipe a.txt, then the weather", options=options)
+        resumed = await oracle.decide(waiting.operations[0].id, approve=True)
+
+    assert waiting.status == "waiting_for_approval"
+    assert resumed.status == "waiting_for_client", resumed.error
+    assert [c["function"]["name"] for c in resumed.client_calls] == ["get_weather"]
+    assert dict(model.requests[-1].options) == {"temperature": 0.1}

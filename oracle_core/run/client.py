@@ -25,7 +25,7 @@ from oracle_core.run.state import RunState
 from oracle_core.run.turn import open_run
 from oracle_core.values.events import Event, ToolResultEvent
 from oracle_core.values.messages import Message
-from oracle_core.values.run_options import ClientTool
+from oracle_core.values.run_options import ClientTool, options_from_json
 from oracle_core.values.text import clean_text
 from oracle_core.values.threads import RunRecord
 
@@ -100,8 +100,13 @@ class ToolResultsStep:
         dead = [r for r in saved.runs if r.status == "running"]  # none holds the thread now
         last = saved.runs[-1] if saved.runs else None
         if last is not None and last.status == "waiting_for_client":
-            state.record = last  # the run that waited goes on
+            given = state.record.options  # what this call gave, if anything
+            state.record = last  # the run that waited goes on, with the options given now
             state.record.status, state.record.error = "running", None
+            if given is not None:
+                state.record.options = given
+            else:  # or, given none, with those it had
+                state.options = options_from_json(last.options)
         return dead
 
     async def answer(self, deps: RunDeps, state: RunState) -> AsyncIterator[Event]:

@@ -14,7 +14,7 @@ from typing import Any
 
 from oracle_core.values.messages import Message
 from oracle_core.values.operations import Operation
-from oracle_core.values.run_options import RunOptions
+from oracle_core.values.run_options import RunOptions, options_json
 from oracle_core.values.threads import RunRecord
 
 
@@ -80,6 +80,7 @@ class RunState:
         state = cls(record, record.id, message, user_id, stream)
         if options is not None:
             state.options = options
+            record.options = options_json(options)  # a resumed run goes on with them
         return state
 
     @property

@@ -16,6 +16,7 @@ model is asked for it with its ``response_format`` and the run checks the answer
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
@@ -83,3 +84,59 @@ class RunOptions:
         if output is not None:  # a caller's own response_format wins: it knows its provider
             options.setdefault("response_format", output.response_format())
         return replace(self, model_options=options, output=output)
+
+
+def options_json(options: RunOptions) -> dict[str, Any] | None:
+    """``options`` as JSON-ready data, for the run's record (``None``: nothing to keep).
+
+    A run that stops (for a person, a credential) and resumes, maybe in another process,
+    goes on with the same client tools, model options and output. Model options that are
+    not JSON are left out; an output made from a pydantic model keeps its schema only (a
+    resumed run checks the answer against it and gives the parsed JSON).
+    """
+    if not options.client_tools and not options.model_options and options.output is None:
+        return None
+    model_options = {}
+    for key, value in options.model_options.items():
+        try:
+            model_options[key] = json.loads(json.dumps(value))
+        except (TypeError, ValueError):
+            continue
+    output = options.output
+    return {
+        "client_tools": [
+            {"name": t.name, "description": t.description, "parameters": t.parameters}
+            for t in options.client_tools
+        ],
+        "model_options": model_options,
+        "output": None
+        if output is None
+        else {
+            "schema": dict(output.schema),
+            "name": output.name,
+            "any_object": output.any_object,
+            "strict": output.strict,
+        },
+    }
+
+
+def options_from_json(data: Mapping[str, Any] | None) -> RunOptions:
+    """The options :func:`options_json` kept (empty options for ``None``)."""
+    if not data:
+        return RunOptions()
+    output = data.get("output")
+    return RunOptions(
+        client_tools=tuple(
+            ClientTool(t["name"], t.get("description", ""), t.get("parameters") or {})
+            for t in data.get("client_tools") or ()
+        ),
+        model_options=dict(data.get("model_options") or {}),
+        output=None
+        if not output
+        else OutputSchema(
+            output["schema"],
+            name=output.get("name", "output"),
+            any_object=bool(output.get("any_object")),
+            strict=bool(output.get("strict")),
+        ),
+    )

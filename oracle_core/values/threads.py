@@ -50,6 +50,8 @@ class RunRecord:
         error: why it failed, for a failed run (or why it was interrupted).
         created_at: when it started (Unix seconds).
         updated_at: when it last saved (Unix seconds).
+        options: what the caller added to the run (client tools, model options, output),
+            as JSON, so a resumed run goes on with them; ``None`` when nothing was added.
     """
 
     id: str
@@ -60,6 +62,7 @@ class RunRecord:
     error: str | None = None
     created_at: float = field(default_factory=time.time)
     updated_at: float = field(default_factory=time.time)
+    options: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The record as JSON-ready data."""

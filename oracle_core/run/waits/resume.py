@@ -44,6 +44,7 @@ from oracle_core.run.state import RunState, new_run_id
 from oracle_core.values.events import Event, OperationUpdated, ToolResultEvent
 from oracle_core.values.messages import ToolCall, ToolResult
 from oracle_core.values.operations import OFFERED, RUNNABLE_STATUSES, Operation
+from oracle_core.values.run_options import options_from_json
 from oracle_core.values.threads import RunRecord
 
 log = logging.getLogger("oracle_core.run")
@@ -121,6 +122,7 @@ class ResumeStep:
         record = next((r for r in saved.runs if r.id == self.operation.run_id), None)
         if record is not None:
             state.record = record
+            state.options = options_from_json(record.options)  # as the run was asked
         state.operations = True
         self.claimed = await store.claim_operation(self.operation.id, state.owner)
         if self.claimed is None:
