@@ -9,9 +9,12 @@ NODE_STAMP := tests/node/node_modules/.installed
 
 .PHONY: demo test lint typecheck pytest packages bench clean
 
+# The core's distribution was once named oracle-core, another project's name on PyPI: a venv
+# made before the rename would keep that stale install next to oracle-core-runtime.
 $(STAMP): pyproject.toml $(PACKAGES)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip uninstall --quiet --yes oracle-core 2>/dev/null
 	$(BIN)/python -m pip install --quiet -e '.[dev,server,postgres,search,mcp]' $(foreach p,$(PACKAGES),-e $(dir $(p)))
 	touch $(STAMP)
 
@@ -37,7 +40,7 @@ typecheck: $(STAMP)
 pytest: $(STAMP) $(NODE_STAMP)
 	$(BIN)/pytest -n auto
 
-# Each plugin package installs alone next to oracle-core in a fresh venv.
+# Each plugin package installs alone next to the core (oracle-core-runtime) in a fresh venv.
 packages:
 	PYTHON=$(PYTHON) scripts/check_packages.sh
 

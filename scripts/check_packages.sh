@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Each plugin package installs alone next to oracle-core in a fresh virtual environment,
+# Each plugin package installs alone next to the core (the distribution oracle-core-runtime,
+# built from this checkout) in a fresh virtual environment, without pulling in the unrelated
+# `oracle-core` from the package index,
 # and `oracle plugins` lists it from its entry point, with no failure and no warning; and
 # `oracle search` ranks it by meaning as well as words: the core alone brings the
 # semantic ranker (nothing downloaded).
@@ -17,9 +19,14 @@ for package in plugins/*/ contrib/*/; do
   dist=$(basename "$package")
   "$venv/bin/python" - "$dist" "$report" <<'PY'
 import json, sys
+from importlib import metadata
 dist, report = sys.argv[1], json.loads(sys.argv[2])
 names = [p["distribution"] for p in report["plugins"]]
 problems = report["failures"] + report["warnings"]
+try:  # the core's old name belongs to another project on PyPI: it must never come along
+    problems.append(f"it brought {metadata.distribution('oracle-core').metadata['Name']!r}")
+except metadata.PackageNotFoundError:
+    pass
 if names != [dist] or problems:
     sys.exit(f"{dist}: installed alone, `oracle plugins` shows {names} and problems {problems}")
 print(f"ok: {dist} installs alone and `oracle plugins` lists {report['plugins'][0]['name']!r}")

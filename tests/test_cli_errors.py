@@ -184,5 +184,5 @@ def test_a_missing_extra_is_one_line_naming_it(
     assert "Traceback" not in result.stderr
     assert result.stderr.splitlines() == [
         f"oracle: oracle {command[0]} needs the {extra!r} extra ({blocked} is not installed): "
-        f"pip install 'oracle-core[{extra}]'"
+        f"pip install 'oracle-core-runtime[{extra}]'"
     ]

@@ -21,10 +21,11 @@ from oracle_core.cli.prompt import prompt_command
 from oracle_core.cli.search import search_command
 from oracle_core.cli.serve import serve_command
 from oracle_core.cli.threads import threads_group
+from oracle_core.version import DISTRIBUTION
 
 
 @click.group(cls=OracleGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="oracle-core", prog_name="oracle")
+@click.version_option(package_name=DISTRIBUTION, prog_name="oracle")
 def main() -> None:
     """oracle: an LLM agent whose capabilities come from plugins."""
 

@@ -1,6 +1,8 @@
-"""Optional extras: which ``pip install 'oracle-core[...]'`` brings a missing module."""
+"""Optional extras: which ``pip install 'oracle-core-runtime[...]'`` brings a missing module."""
 
 from __future__ import annotations
+
+from oracle_core.version import DISTRIBUTION
 
 EXTRAS: dict[str, str] = {
     "fastapi": "server",
@@ -11,7 +13,7 @@ EXTRAS: dict[str, str] = {
     "wordllama": "search",
     "mcp": "mcp",
 }
-"""Top-level module -> the oracle-core extra that installs it."""
+"""Top-level module -> the core's extra that installs it."""
 
 
 def missing_module(error: BaseException) -> ImportError | None:
@@ -47,5 +49,5 @@ def missing_extra_message(error: BaseException, command: str | None = None) -> s
     needs = f"oracle {command} needs" if command else "this needs"
     return (
         f"{needs} the {extra!r} extra ({module} is not installed): "
-        f"pip install 'oracle-core[{extra}]'"
+        f"pip install '{DISTRIBUTION}[{extra}]'"
     )

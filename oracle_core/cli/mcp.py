@@ -13,6 +13,7 @@ import click
 from oracle_core.cli.common import build_oracle
 from oracle_core.errors import InvalidThreadIdError
 from oracle_core.values.ids import check_thread_id
+from oracle_core.version import DISTRIBUTION
 
 
 def _thread(ctx: click.Context, param: click.Parameter, value: str | None) -> str:
@@ -40,10 +41,12 @@ def mcp_command(thread: str, user: str) -> None:
     the tools, prompts and resources its loaded capabilities show; a load announces them
     with notifications/tools/list_changed. A call that needs a person's approval asks
     through the client when it can (elicitation), else names the operation to decide.
-    Needs oracle-core[mcp].
+    Needs oracle-core-runtime[mcp].
     """
     if importlib.util.find_spec("mcp") is None:
-        raise click.ClickException("oracle mcp needs the MCP SDK: pip install 'oracle-core[mcp]'")
+        raise click.ClickException(
+            f"oracle mcp needs the MCP SDK: pip install '{DISTRIBUTION}[mcp]'"
+        )
     from oracle_core.server.mcp.export import serve_stdio
 
     # Standard output carries the protocol: log lines go to stderr only.

@@ -13,6 +13,7 @@ import datetime
 from pathlib import Path
 
 from oracle_core.authoring.manifest import NAME_PATTERN
+from oracle_core.version import DISTRIBUTION
 
 DIST_PREFIX = "oracle-plugin-"
 """What a plugin's distribution name starts with; ``oracle plugin new`` adds it, once."""
@@ -37,7 +38,7 @@ readme = "README.md"
 requires-python = ">=3.11"
 license = "{license}"
 license-files = ["LICENSE"]
-dependencies = ["oracle-core", "pydantic>=2.7"]
+dependencies = ["{core}", "pydantic>=2.7"]
 
 [project.optional-dependencies]
 test = ["pytest>=8", "pytest-asyncio>=0.23"]
@@ -190,7 +191,7 @@ async def test_the_model_finds_loads_and_calls_it(
 
 README = """# {dist}
 
-{title}: a plugin for [oracle-core](https://pypi.org/project/oracle-core/) agents.
+{title}: a plugin for [oracle-core](https://pypi.org/project/{core}/) agents.
 
 ```sh
 pip install {dist}
@@ -356,6 +357,7 @@ def plugin_files(
         "visibility": visibility,
         "env": snake.upper(),
         "license": license,
+        "core": DISTRIBUTION,
     }
     module = values["module"]
     return {

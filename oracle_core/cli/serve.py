@@ -1,5 +1,5 @@
 """``oracle serve``: the oracle as an HTTP service (JSON and SSE API, OpenAI-compatible
-endpoint, plugin routes, chat page). Needs ``pip install 'oracle-core[server]'``."""
+endpoint, plugin routes, chat page). Needs ``pip install 'oracle-core-runtime[server]'``."""
 
 from __future__ import annotations
 

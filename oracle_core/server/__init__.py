@@ -1,4 +1,4 @@
-"""``oracle serve``: the oracle as an HTTP service (needs ``pip install 'oracle-core[server]'``).
+"""``oracle serve``: the oracle as an HTTP service (needs ``pip install 'oracle-core-runtime[server]'``).
 
     from oracle_core.server import create_app
     app = create_app(Oracle(), tokens=["s3cret"])   # any ASGI server can run it

@@ -77,7 +77,7 @@ def create_app(
     auth = BearerAuth(tokens)
     hosts = HostPolicy.for_server(token=auth.enabled, allowed_hosts=allowed_hosts)
     ctx = ServerContext(oracle, auth, limits or Limits(), hosts)
-    mcp = mcp_http_endpoint(oracle, auth.check)  # /mcp; None without oracle-core[mcp]
+    mcp = mcp_http_endpoint(oracle, auth.check)  # /mcp; None without oracle-core-runtime[mcp]
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:

@@ -21,7 +21,7 @@ def open_store(url: str | None, path: Path, *, pool_size: int = 10) -> Checkpoin
         except ImportError as error:
             raise ImportError(
                 f"ORACLE_DATABASE_URL is set but the Postgres store cannot be imported ({error}):"
-                " pip install 'oracle-core[postgres]'"
+                " pip install 'oracle-core-runtime[postgres]'"
             ) from error
         return PostgresCheckpointer(url, pool_size=pool_size)
     from oracle_core.store.sqlite.checkpointer import SQLiteCheckpointer

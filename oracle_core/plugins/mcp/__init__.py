@@ -1,4 +1,4 @@
-"""MCP both ways, with the official ``mcp`` SDK (``pip install 'oracle-core[mcp]'``).
+"""MCP both ways, with the official ``mcp`` SDK (``pip install 'oracle-core-runtime[mcp]'``).
 
 Import: an MCP server (``[mcp.<name>]`` in ``oracle.toml``, an :class:`MCPServer` given in
 code, or one a plugin ships through ``oracle_mcp_servers``) becomes an on-demand plugin

@@ -294,7 +294,7 @@ class HTTPEndpoint:
 
 
 def http_endpoint(oracle: Oracle, check: Any) -> HTTPEndpoint | None:
-    """The ``/mcp`` endpoint of ``oracle serve``, or ``None`` without ``oracle-core[mcp]``."""
+    """The ``/mcp`` endpoint of ``oracle serve``, or ``None`` without ``oracle-core-runtime[mcp]``."""
     import importlib.util
 
     if importlib.util.find_spec("mcp") is None:

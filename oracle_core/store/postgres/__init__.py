@@ -1,4 +1,4 @@
-"""The Postgres store (``oracle-core[postgres]``): one database shared by many processes.
+"""The Postgres store (``oracle-core-runtime[postgres]``): one database shared by many processes.
 
 - :mod:`.schema`: numbered migrations, applied once under an advisory lock.
 - :mod:`.codec`: how strings and thread ids are spelled in columns, losslessly.

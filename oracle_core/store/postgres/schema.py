@@ -264,7 +264,7 @@ async def upgrade(conn: psycopg.AsyncConnection[Any]) -> list[int]:
         if version > LATEST:
             raise StoreSchemaError(
                 f"the oracle tables in Postgres schema {schema!r} are at version {version}, "
-                f"newer than this release of oracle-core knows ({LATEST}): upgrade oracle-core "
+                f"newer than this release of oracle-core knows ({LATEST}): upgrade oracle-core-runtime "
                 "on this machine (every process sharing the database must run the same release)"
             )
         applied = []
