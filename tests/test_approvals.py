@@ -509,3 +509,16 @@ async def test_a_new_message_after_the_deadline_says_how_to_resume_the_denial(
 
     assert "it was denied but its run did not resume yet" in (refused.error or "")
     assert f"oracle operations deny {operation.id}" in (refused.error or "")
+
+
+async def test_a_denial_without_a_reason_tells_the_model_no_reason(db: Path, log: Path) -> None:
+    model = CallsThenText([("delete", {"path": "a.txt"})])
+    async with build_oracle(db, Kit(counting_tool(log)), model=model) as oracle:
+        held = await waiting(oracle)
+        [operation] = held.operations
+        await oracle.decide(operation.id, approve=False)
+        state = await oracle.checkpointer.load("t")
+
+    answer = error_of(tool_messages(state.messages)[-1])
+    assert operation.reason and operation.reason not in answer
+    assert answer == "A person declined this call; it did not run."

@@ -304,7 +304,7 @@ def bank_chat(site: SitePackages, chat_env: dict[str, str]) -> Iterator[Chat]:
 
 @pytest.mark.parametrize(
     ("answer", "tool_result"),
-    [("y", "sent 5 to ada"), ("n not today", "declined")],
+    [("y", "sent 5 to ada"), ("n not today", "declined"), ("", "declined")],
 )
 def test_an_approval_is_asked_inline_and_the_run_resumes(
     bank_chat: Chat, fake_openai: FakeOpenAI, answer: str, tool_result: str
@@ -312,7 +312,7 @@ def test_an_approval_is_asked_inline_and_the_run_resumes(
     fake_openai.script(Reply.call("send_money", {"to": "ada", "amount": 5}), Reply.text("Done."))
 
     bank_chat.child.send("pay ada 5\r")
-    asked = bank_chat.expect(r"\[y\]es / \[n\]o")
+    asked = bank_chat.expect(r"\[y/N\]")
     bank_chat.child.send(answer + "\r")
     after = bank_chat.expect(TURN_END)
 
@@ -324,6 +324,9 @@ def test_an_approval_is_asked_inline_and_the_run_resumes(
     assert tool_result in tool_message["content"]
     if answer.startswith("n"):
         assert "not today" in tool_message["content"]
+    if answer == "":  # Enter denies, and the approval's own "why" is not told as a reason
+        assert "Reason" not in tool_message["content"]
+        assert "needs a person's approval" not in tool_message["content"]
 
 
 def test_from_a_pipe_the_chat_reads_as_a_plain_transcript(

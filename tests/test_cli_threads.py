@@ -135,8 +135,9 @@ def test_threads_lists_last_activity_and_size(home: Path) -> None:
 
     lines = out.splitlines()
     assert code == 0
-    assert lines[0].split() == ["THREAD", "LAST", "ACTIVITY", "MESSAGES", "TOKENS", "RUNS"]
-    assert lines[1].split()[0] == "porto" and lines[1].split()[-3:-2] == ["4"]
+    assert lines[0].split() == ["THREAD", "LAST", "ACTIVITY", "MESSAGES", "SIZE", "RUNS"]
+    assert lines[1].split()[0] == "porto" and lines[1].split()[-4:-3] == ["4"]
+    assert lines[1].split()[-2] == "tokens"
     assert "just now" in lines[1]
     assert lines[2].split()[0] == "older"
 

@@ -169,3 +169,31 @@ def test_cancel_and_unknown_ids(oracle: Oracle, fake_openai: FakeOpenAI) -> None
     assert cancelled.stdout.strip() == f"{op}: cancelled"
     assert unknown.returncode == 1 and "no operation has the id" in unknown.stderr
     assert late.returncode == 1 and "cancelled" in late.stderr
+
+
+def test_show_prints_times_as_iso_8601_local_time(oracle: Oracle, fake_openai: FakeOpenAI) -> None:
+    op = asked(oracle, fake_openai, "t")
+
+    shown = oracle("operations", "show", op)
+    listed = oracle("operations")
+
+    iso = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d\d:\d\d"
+    assert re.search(rf'^created_at: "{iso}"$', shown.stdout, re.M), shown.stdout
+    assert re.search(rf'^updated_at: "{iso}"$', shown.stdout, re.M)
+    assert not re.search(r"\b\d{9,}\.\d+", shown.stdout)  # no epoch floats
+    assert re.search(iso, listed.stdout)
+
+
+def test_deny_without_a_reason_tells_the_model_no_reason(
+    oracle: Oracle, fake_openai: FakeOpenAI, log: Path
+) -> None:
+    op = asked(oracle, fake_openai, "t")
+
+    done = oracle("operations", "deny", op)
+
+    assert done.returncode == 0, done.stderr
+    told = next(m for m in fake_openai.requests[-1].messages if m["role"] == "tool")["content"]
+    assert "A person declined this call" in told
+    assert "Reason" not in told
+    assert "needs a person's approval" not in told  # the approval's own "why"
+    assert executions(log) == []

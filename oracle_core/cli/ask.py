@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import secrets
 import sys
+import time
 from typing import TYPE_CHECKING
 
 import click
@@ -15,7 +17,7 @@ from oracle_core.cli.common import (
     build_oracle,
     json_option,
     model_option,
-    thread_option,
+    thread_option_of,
 )
 from oracle_core.cli.operations import print_outcome
 from oracle_core.cli.progress import Progress
@@ -23,32 +25,61 @@ from oracle_core.cli.transcript import status_of
 
 if TYPE_CHECKING:
     from oracle_core.oracle import Oracle
+    from oracle_core.store.base import Checkpointer
     from oracle_core.values.events import Event
     from oracle_core.values.output import OutputSchema
     from oracle_core.values.result import RunResult
 
 
 def read_prompt(prompt: str | None) -> str:
-    """The prompt: ``prompt`` itself, or standard input when it is ``-`` or absent and piped.
+    """The prompt: ``prompt``, with text piped on standard input before it (as llm does).
+
+    ``-`` (or no ``prompt`` with a pipe) reads the whole prompt from standard input. A
+    ``prompt`` with piped text is the piped text, a blank line, then ``prompt``: ``cat
+    notes.txt | oracle ask "summarise this"`` sends the notes and the instruction after them.
 
     Raises:
         click.UsageError: no prompt given on a terminal, or an empty one.
     """
-    if prompt is None or prompt == "-":
-        if prompt is None and sys.stdin.isatty():
-            raise click.UsageError("give a PROMPT, or - (or a pipe) to read it from stdin")
+    if prompt == "-":
         prompt = sys.stdin.read()
+    elif sys.stdin.isatty():
+        if prompt is None:
+            raise click.UsageError("give a PROMPT, or - (or a pipe) to read it from stdin")
+    else:
+        piped = sys.stdin.read().strip("\n")
+        parts = [p for p in (piped, (prompt or "").strip("\n")) if p.strip()]
+        prompt = "\n\n".join(parts)
     if not prompt.strip():
         raise click.UsageError("the prompt is empty: give some text")
     return prompt.strip("\n")
 
 
+INTERRUPTED_EXIT = 130
+"""Exit status of an ``oracle ask`` stopped by Ctrl-C (128 + SIGINT, as shells report it)."""
+
+ASK_THREAD_PREFIX = "ask-"
+"""How the id of a conversation ``oracle ask`` started begins (``-c`` continues the latest)."""
+
+
+def new_ask_thread() -> str:
+    """A fresh thread id for one ``oracle ask``: ``ask-`` then its local time and a suffix."""
+    return f"{ASK_THREAD_PREFIX}{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(3)}"
+
+
+async def latest_ask_thread(store: Checkpointer) -> str | None:
+    """The most recently updated conversation started by ``oracle ask``, if there is one."""
+    return next((t for t in await store.threads() if t.startswith(ASK_THREAD_PREFIX)), None)
+
+
 async def _ask(
-    oracle: Oracle, thread: str, prompt: str, user: str, output: OutputSchema | None = None
+    oracle: Oracle, thread: str | None, prompt: str, user: str, output: OutputSchema | None = None
 ) -> RunResult:
     events: list[Event] = []
     async with oracle, Progress(sys.stderr) as progress:
         progress.show("thinking...")
+        if thread is None:  # -c: the latest ask conversation, else a fresh one (as llm)
+            thread = await latest_ask_thread(oracle.checkpointer) or new_ask_thread()
         stream = oracle.stream(thread, prompt, user_id=user, text_deltas=False, output_type=output)
         async for event in stream:
             events.append(event)
@@ -62,7 +93,14 @@ async def _ask(
 
 @click.command("ask")
 @click.argument("prompt", required=False)
-@thread_option
+@click.option(
+    "-c",
+    "--continue",
+    "continue_latest",
+    is_flag=True,
+    help="Continue the most recent conversation started by `oracle ask`.",
+)
+@thread_option_of(None, "Continue the conversation of thread NAME (made if new).", "NAME")
 @model_option
 @api_base_option
 @api_key_option
@@ -76,7 +114,8 @@ async def _ask(
 )
 def ask_command(
     prompt: str | None,
-    thread: str,
+    continue_latest: bool,
+    thread: str | None,
     model: str | None,
     api_base: str | None,
     api_key: str | None,
@@ -84,19 +123,31 @@ def ask_command(
     user: str,
     schema: str | None,
 ) -> None:
-    """Ask PROMPT on a thread and print the answer (with --json, the whole turn).
+    """Ask PROMPT and print the answer (with --json, the whole turn).
 
-    Give - (or pipe text without a PROMPT) to read the prompt from standard input. On a
+    Each ask starts a fresh conversation (a thread named ask-<time>-<suffix>); -c continues
+    the most recent one started by ask, --thread NAME continues (or starts) thread NAME.
+
+    Text piped on standard input comes before PROMPT, a blank line between (as llm joins
+    them); give - (or pipe text without a PROMPT) to read the whole prompt from it. On a
     terminal a progress line on stderr shows what the oracle is doing. A run that stops to
     wait (an approval, a connection) prints what it waits for and how to settle it
-    (`oracle operations approve ID`) and exits with status 3.
+    (`oracle operations approve ID`) and exits with status 3; Ctrl-C exits with 130.
 
     With --schema the answer is JSON valid for SCHEMA (docs/structured-output.md): the
     model is asked for it, and an answer that is not gets one repair turn; still wrong, the
     run fails (exit 1) saying what is wrong.
     """
+    if continue_latest and thread is not None:
+        raise click.UsageError("give -c/--continue or --thread NAME, not both")
+    if thread is None and not continue_latest:
+        thread = new_ask_thread()
     output = read_schema(schema) if schema is not None else None
     text = read_prompt(prompt)
     oracle = build_oracle(require_model=True, model=model, api_base=api_base, api_key=api_key)
-    result = asyncio.run(_ask(oracle, thread, text, user, output))
+    try:
+        result = asyncio.run(_ask(oracle, thread, text, user, output))
+    except KeyboardInterrupt:  # Ctrl-C: one line, and the status shells expect (128 + SIGINT)
+        click.echo("oracle: interrupted", err=True)
+        sys.exit(INTERRUPTED_EXIT)
     print_outcome(result, as_json)  # a waiting run: what it waits for, how to decide

@@ -1,5 +1,6 @@
-"""Approvals asked inline in ``oracle chat``: the exact call, then ``y`` or ``n`` (and a
-reason), and the run resumes (``Oracle.decide``) and is shown like any turn."""
+"""Approvals asked inline in ``oracle chat``: the exact call, then ``[y/N]`` (``n`` may
+give a reason; Enter denies, with no reason), and the run resumes (``Oracle.decide``) and
+is shown like any turn."""
 
 from __future__ import annotations
 
@@ -67,14 +68,19 @@ def approval_question(operation: dict[str, Any]) -> str:
     why = f"\n  why: {operation['reason']}" if operation.get("reason") else ""
     return (
         f"\n  ? approve {operation.get('tool')}({arguments})?{why}\n"
-        "  [y]es / [n]o (a reason may follow: n not today) > "
+        "  [y/N] (Enter denies; a reason may follow: n not today) > "
     )
 
 
-def parse_decision(answer: str) -> tuple[bool, str | None]:
-    """``y``/``yes`` approves, anything else denies; words after the first are the reason."""
+def parse_decision(answer: str) -> tuple[bool, str]:
+    """``y``/``yes`` approves; anything else, Enter included, denies (click's ``[y/N]``).
+
+    The words after the first are the person's reason; with none it is ``""``, which
+    replaces the approval's own "why" (kept when ``None`` is given), so the model is never
+    told that text as if the person had said it.
+    """
     word, _, reason = answer.strip().partition(" ")
-    return word.lower() in ("y", "yes"), reason.strip() or None
+    return word.lower() in ("y", "yes"), reason.strip()
 
 
 def _replay(events: list[Event]) -> Callable[[], AsyncIterator[Event]]:

@@ -6,14 +6,16 @@ import contextlib
 import gc
 import json
 import sys
-from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 from click.shell_completion import CompletionItem
 
 from oracle_core.errors import InvalidThreadIdError
 from oracle_core.values.ids import check_thread_id
+
+_F = TypeVar("_F", bound=Callable[..., Any])
 
 ASSEMBLY_GC_THRESHOLD = 20_000
 """Allocations between young-generation collections while the CLI assembles an oracle."""
@@ -69,14 +71,22 @@ def _complete_thread(
         return []
 
 
-thread_option = click.option(
-    "--thread",
-    default="default",
-    show_default=True,
-    callback=_thread_id,
-    shell_complete=_complete_thread,
-    help="The conversation thread.",
-)
+def thread_option_of(
+    default: str | None, help: str, metavar: str | None = None
+) -> Callable[[_F], _F]:
+    """A ``--thread`` option: the id checked by the one rule, completed from the store."""
+    return click.option(
+        "--thread",
+        default=default,
+        show_default=default is not None,
+        callback=_thread_id,
+        shell_complete=_complete_thread,
+        help=help,
+        metavar=metavar,
+    )
+
+
+thread_option = thread_option_of("default", "The conversation thread.")
 thread_argument = click.argument(
     "thread_id", metavar="ID", callback=_thread_id, shell_complete=_complete_thread
 )

@@ -12,7 +12,7 @@ import json
 import shlex
 import sys
 from collections.abc import Awaitable, Callable
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
@@ -32,10 +32,15 @@ WAITING_EXIT = 3
 """Exit status of ``oracle ask`` (and of a decision) whose run stopped to wait."""
 
 
+_TIMES = ("created_at", "updated_at", "deadline", "resumed_at")
+"""The fields of an operation that hold a time (Unix seconds), shown as ISO 8601."""
+
+
 def _when(seconds: float | None) -> str:
+    """A time as ISO 8601 in local time with its offset (``2026-12-01T22:03:04+01:00``)."""
     if not seconds:
         return "-"
-    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    return datetime.fromtimestamp(seconds).astimezone().isoformat(timespec="seconds")
 
 
 def _call(operation: Operation) -> str:
@@ -119,6 +124,9 @@ def _row(operation: Operation) -> list[str]:
 
 def _details(operation: Operation) -> str:
     data: dict[str, Any] = operation.to_json()
+    for key in _TIMES:
+        if data.get(key) is not None:
+            data[key] = _when(data[key])
     lines = [f"{key}: {json.dumps(value, ensure_ascii=False)}" for key, value in data.items()]
     return "\n".join(lines)
 
@@ -162,14 +170,15 @@ def show_command(operation_id: str, as_json: bool) -> None:
         click.echo(_details(operation))
 
 
-reason_option = click.option("--reason", default=None, help="Why (the model is told).")
+reason_option = click.option("--reason", default="", help="Why (the model is told).")
+"""``--reason``: the person's reason, ``""`` without one (never the approval's own "why")."""
 
 
 @operations_group.command("approve")
 @click.argument("operation_id", metavar="ID")
 @reason_option
 @json_option
-def approve_command(operation_id: str, reason: str | None, as_json: bool) -> None:
+def approve_command(operation_id: str, reason: str, as_json: bool) -> None:
     """Approve the call of ID: it runs once, with its saved arguments, and the run resumes."""
     result = _with_oracle(lambda o: o.decide(operation_id, approve=True, reason=reason), model=True)
     print_outcome(result, as_json)
@@ -179,7 +188,7 @@ def approve_command(operation_id: str, reason: str | None, as_json: bool) -> Non
 @click.argument("operation_id", metavar="ID")
 @reason_option
 @json_option
-def deny_command(operation_id: str, reason: str | None, as_json: bool) -> None:
+def deny_command(operation_id: str, reason: str, as_json: bool) -> None:
     """Deny the call of ID: the model is told a person declined, and the run resumes."""
     result = _with_oracle(
         lambda o: o.decide(operation_id, approve=False, reason=reason), model=True

@@ -36,6 +36,16 @@ def when(timestamp: float, now: float | None = None) -> str:
     return datetime.fromtimestamp(timestamp).strftime("%Y-%m-%d %H:%M")
 
 
+def size_text(tokens: int) -> str:
+    """A thread's size: the tokens of its messages as the next model call sends them."""
+    return f"{tokens} tokens"
+
+
+def used_text(usage: dict[str, Any]) -> str:
+    """Tokens used: what the provider reported for the thread's model calls, summed."""
+    return f"{usage['prompt_tokens']} prompt + {usage['completion_tokens']} completion tokens"
+
+
 async def _export(store: Checkpointer, thread_id: str) -> dict[str, Any] | None:
     state = await store.load(thread_id)
     empty = not (state.messages or state.runs or state.loaded_plugins)
@@ -80,6 +90,9 @@ def message_lines(message: Message, limit: int = 400) -> list[str]:
 def threads_group(ctx: click.Context, limit: int, as_json: bool) -> None:
     """List saved threads, most recent first, with their last activity and size.
 
+    SIZE is the tokens of the thread's messages (what the next model call carries besides
+    the system prompt and tools); `threads show` adds the tokens used, as the provider
+    reported them over every run (each call re-sends the history, so it grows faster).
     `oracle threads show ID`, `export ID` and `delete ID` work on one thread.
     """
     if ctx.invoked_subcommand is not None:
@@ -92,17 +105,17 @@ def threads_group(ctx: click.Context, limit: int, as_json: bool) -> None:
         click.echo("No threads yet: `oracle ask` or `oracle chat` make one.")
         return
     rows = [
-        [s.thread_id, when(s.updated_at), str(s.messages), str(s.tokens), str(s.runs)]
+        [s.thread_id, when(s.updated_at), str(s.messages), size_text(s.tokens), str(s.runs)]
         for s in summaries
     ]
-    click.echo(table(rows, ["THREAD", "LAST ACTIVITY", "MESSAGES", "TOKENS", "RUNS"]))
+    click.echo(table(rows, ["THREAD", "LAST ACTIVITY", "MESSAGES", "SIZE", "RUNS"]))
 
 
 @threads_group.command("show")
 @thread_argument
 @json_option
 def show_command(thread_id: str, as_json: bool) -> None:
-    """Show thread ID: its messages, tool calls, loaded plugins and token use."""
+    """Show thread ID: its messages, tool calls, loaded plugins, size and tokens used."""
     data = with_store(lambda store: _export(store, thread_id))
     if data is None:
         _not_found(thread_id)
@@ -114,7 +127,7 @@ def show_command(thread_id: str, as_json: bool) -> None:
     click.echo(
         f"Thread {thread_id!r}: {len(data['messages'])} messages, {len(data['runs'])} runs, "
         f"loaded: {', '.join(data['loaded_plugins']) or 'nothing'}; "
-        f"{usage['prompt_tokens']} prompt + {usage['completion_tokens']} completion tokens"
+        f"size {size_text(sum(data['message_tokens']))}; used {used_text(usage)}"
     )
     for message in data["messages"]:
         for line in message_lines(message):
@@ -138,9 +151,16 @@ def export_command(thread_id: str) -> None:
 def delete_command(thread_id: str, yes: bool) -> None:
     """Delete thread ID and everything saved for it (it cannot be undone).
 
-    A thread with a run in progress (in any process sharing the store) is not deleted.
+    It asks first on a terminal; elsewhere (a script, a pipe) it needs --yes. A thread with a run in progress (in any process sharing the store) is not deleted.
     """
-    if not yes and sys.stdin.isatty():
+    if not yes:
+        if not sys.stdin.isatty():  # nobody to ask: a script must say so itself
+            click.echo(
+                f"oracle: not deleting thread {thread_id!r}: standard input is not a terminal, "
+                "so there is nobody to confirm; pass --yes to delete it",
+                err=True,
+            )
+            sys.exit(2)
         click.confirm(f"Delete thread {thread_id!r} for good?", abort=True)
 
     async def delete(store: Checkpointer) -> str:

@@ -225,7 +225,8 @@ class Run:
                 return
         raise RunLimitError(
             f"the run stopped after {deps.limits.max_steps} model calls without a final answer "
-            "(the step limit; raise it with Oracle(max_steps=...))"
+            "(the step limit; raise it with the ORACLE_MAX_STEPS setting, or "
+            "Oracle(max_steps=...) when embedding)"
         )
 
     async def _model_call(

@@ -74,7 +74,7 @@ def test_a_message_sent_on_the_page_shows_the_answer_tool_calls_loads_and_tokens
     )
     expect(page.locator(".capability-load")).to_have_text("⚡ capability loaded: weather")
     expect(page.locator(".turn-usage")).to_have_text(
-        "622 tokens this turn (600 prompt, 22 completion)"
+        "used 622 tokens this turn (600 prompt + 22 completion)"
     )
     assert page.evaluate("window.__csp") == []  # the page works under its strict policy
 

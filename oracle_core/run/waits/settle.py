@@ -106,8 +106,10 @@ async def decide(
     wanted = "approved" if approve else "denied"
     if approve and operation.status in ("pending", "approved"):
         check_tool(deps, operation)
+    # The reason is the person's, or none: never the approval's own "why" it waited with,
+    # which a denial would otherwise tell the model as if a person had said it.
     operation, _ = await deps.store.update_operation(
-        operation.id, expect={"pending"}, status=wanted, reason=reason
+        operation.id, expect={"pending"}, status=wanted, reason=reason or ""
     )
     if operation.status != wanted:
         why = f" ({operation.reason})" if operation.reason else ""

@@ -295,7 +295,8 @@ function addUsage(turn, usage) {
   const prompt = usage.prompt_tokens || 0;
   const completion = usage.completion_tokens || 0;
   const total = usage.total_tokens ?? prompt + completion;
-  const text = `${total} tokens this turn (${prompt} prompt, ${completion} completion)`;
+  // "used", as `oracle threads show` and the chat name what the provider reported
+  const text = `used ${total} tokens this turn (${prompt} prompt + ${completion} completion)`;
   turn.node.append(el("div", "turn-usage", text));
 }
 
