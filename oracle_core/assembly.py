@@ -61,10 +61,11 @@ def assemble_plugins(
     plugins, servers = split_servers(plugins)
     candidates = [Candidate(source_for_object(obj), obj) for obj in plugins]
     early: list[PluginLoadError] = []
+    installed: list[str] = []
     if entry_points:
-        sources, missing = select(
-            find_entry_points(path), settings.load_plugins, settings.disable_plugins
-        )
+        found = find_entry_points(path)
+        installed = [name for s in found for name in (s.name, s.distribution) if name]
+        sources, missing = select(found, settings.load_plugins, settings.disable_plugins)
         candidates += [Candidate(source) for source in sources]
         early += [
             PluginLoadError(
@@ -77,6 +78,8 @@ def assemble_plugins(
     host = PluginHost(settings, states)
     registry = assemble(candidates, manager=manager, host=host, failures=early)
     registry = add_mcp_servers(registry, manager=manager, host=host, code=servers)
+    if entry_points:  # only then is every plugin that could read a table known
+        settings.warn_unknown_plugins({*installed, *(p.name for p in registry)})
     if settings.strict and registry.failures:
         raise StrictPluginError(list(registry.failures))
     return registry

@@ -83,3 +83,26 @@ def import_litellm() -> Any:
     import litellm
 
     return configure_litellm(litellm)
+
+
+CHATTY_LOGGERS = ("bm25s",)
+"""Libraries that set their own logger to ``DEBUG`` when imported (bm25s does): their
+records would pass any handler, whatever level the application chose."""
+
+
+def _chatter(record: logging.LogRecord) -> bool:
+    """Let a record of a chatty library through: a warning or worse, or any record while
+    the operator asked for the oracle's debug logs (``oracle_core`` at ``DEBUG``)."""
+    return record.levelno >= logging.WARNING or logging.getLogger("oracle_core").isEnabledFor(
+        logging.DEBUG
+    )
+
+
+def quiet_chatty_loggers() -> None:
+    """Keep :data:`CHATTY_LOGGERS` below ``WARNING`` out of the output unless the operator
+    asked for debug logs. A filter, not a level: the library sets its level again when it
+    is imported, later. Idempotent; the ``oracle`` command calls it before any command."""
+    for name in CHATTY_LOGGERS:
+        logger = logging.getLogger(name)
+        if _chatter not in logger.filters:
+            logger.addFilter(_chatter)

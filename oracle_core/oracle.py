@@ -37,6 +37,7 @@ from oracle_core.credentials.sealed import ConnectionStatus, Credentials, status
 from oracle_core.errors import OracleClosedError
 from oracle_core.handle import PluginHandle, RegistryViews
 from oracle_core.models.base import Model
+from oracle_core.models.demo import DemoModel
 from oracle_core.plugins.lifecycle import Lifecycle
 from oracle_core.plugins.loader import new_plugin_manager
 from oracle_core.plugins.registry import Plugin, Registry
@@ -55,12 +56,34 @@ from oracle_core.store.base import Checkpointer
 from oracle_core.store.opening import open_store
 from oracle_core.values.events import Event
 from oracle_core.values.limits import RunLimits
+from oracle_core.values.messages import ModelRequest, ModelResponse
 from oracle_core.values.operations import Operation
 from oracle_core.values.output import OutputType
 from oracle_core.values.result import RunResult
 from oracle_core.values.run_options import RunOptions
 
 log = logging.getLogger("oracle_core")
+
+NO_MODEL_WARNING = (
+    "no model is set, so this oracle runs the offline demo model (canned answers that call "
+    'tools); set ORACLE_MODEL or pass Oracle(model=...), or model="demo" to choose it'
+)
+"""Logged by the first model call of an oracle whose model neither ``model=`` nor
+``ORACLE_MODEL`` names (an oracle that never calls its model, as ``oracle mcp``, says nothing)."""
+
+
+class _FallbackDemo(DemoModel):
+    """The demo model an oracle falls back to when no model is set: its first call logs
+    :data:`NO_MODEL_WARNING`, since a library user who forgot ``model=`` would otherwise get
+    canned answers and tool calls they never asked for, without a word."""
+
+    _warned = False
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        if not self._warned:
+            self._warned = True
+            log.warning(NO_MODEL_WARNING)
+        return await super().complete(request)
 
 
 class Oracle(Blocking):
@@ -79,7 +102,9 @@ class Oracle(Blocking):
         settings: operator settings; default :meth:`Settings.from_env`.
         path: folders to search for entry points instead of ``sys.path``.
         model: a :class:`~oracle_core.Model`, or a litellm model string; default
-            ``settings.model`` (``ORACLE_MODEL``), else the offline demo model.
+            ``settings.model`` (``ORACLE_MODEL``), else the offline demo model, whose first
+            call logs a warning on the ``oracle_core`` logger (pass ``model="demo"`` to
+            choose it without one).
         checkpointer: where thread state is saved; default SQLite at ``$ORACLE_HOME/oracle.db``.
         instructions: the opening of the system prompt.
         max_steps: model calls a run may make before it stops (default 12).
@@ -204,7 +229,10 @@ class Oracle(Blocking):
         when ``ORACLE_MODEL_CLIENT=litellm``.
         """
         if not isinstance(self._model, Model):
-            self._model = choose_model(self._model, self.settings)
+            if self._model or self.settings.model:
+                self._model = choose_model(self._model, self.settings)
+            else:
+                self._model = _FallbackDemo()
         return self._model
 
     @property

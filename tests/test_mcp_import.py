@@ -308,6 +308,7 @@ def http_server(tmp_path: Path) -> Iterator[str]:
 def test_a_streamable_http_server_with_env_headers(tmp_path: Path, http_server: str) -> None:
     (tmp_path / "oracle.toml").write_text(
         f'[mcp.web]\nurl = "{http_server}"\nheaders = {{ Authorization = "$WEB_TOKEN" }}\n'
+        "start_timeout = 60\n"  # listing it at assembly may take long on a loaded machine
     )
     oracle = build(tmp_path, WEB_TOKEN="Bearer secret")
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import uuid
 from typing import TYPE_CHECKING
 
@@ -72,7 +73,9 @@ def demo_command(
 
     Without ORACLE_MODEL it uses the built-in scripted stand-in model, offline.
     """
-    oracle = build_oracle(model=model, api_base=api_base)
+    # The stand-in is what this command is for: chosen by name, so no "no model" warning.
+    chosen = model or os.environ.get("ORACLE_MODEL") or "demo"
+    oracle = build_oracle(model=chosen, api_base=api_base)
     name = oracle.model.name
     stand_in = (
         " (the built-in scripted stand-in: set ORACLE_MODEL to use a real model)"

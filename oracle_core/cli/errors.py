@@ -2,8 +2,9 @@
 
 A bad setting (:class:`~oracle_core.ConfigError`: ``oracle.toml`` or an environment
 variable) and a bad thread id exit with status 2, like a usage error; a missing optional
-extra exits with status 1 and names the extra to install. Anything else is a bug and keeps
-its traceback.
+extra exits with status 1 and names the extra to install; a file under an ``ORACLE_HOME``
+that cannot be written exits with status 2 naming ``ORACLE_HOME``. Anything else is a bug
+and keeps its traceback.
 """
 
 from __future__ import annotations
@@ -30,6 +31,9 @@ class OracleGroup(click.Group):
 
     def invoke(self, ctx: click.Context) -> Any:
         """Run the command; turn the operator's errors into one line and an exit status."""
+        from oracle_core.environment import quiet_chatty_loggers
+
+        quiet_chatty_loggers()
         try:
             return super().invoke(ctx)
         except (ConfigError, ApprovalConfigError, InvalidThreadIdError) as error:
@@ -38,3 +42,14 @@ class OracleGroup(click.Group):
             if extra_for(error) is None:
                 raise
             fail(missing_extra_message(error, ctx.invoked_subcommand))
+        except OSError as error:
+            import os
+
+            from oracle_core.store.unavailable import home_write_error
+
+            # A cache or database under an ORACLE_HOME that cannot be written; any other
+            # OSError keeps its traceback.
+            home = home_write_error(error, os.environ)
+            if home is None:
+                raise
+            fail(str(home), CONFIG_EXIT)

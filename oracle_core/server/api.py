@@ -65,8 +65,16 @@ def api_router(ctx: ServerContext) -> APIRouter:
 
     @router.get("/threads", response_model=ThreadList, tags=["threads"])
     async def list_threads(limit: Annotated[int, Query(ge=1, le=10_000)] = 100) -> dict[str, Any]:
-        """Stored thread ids, most recently updated first."""
-        return {"threads": (await oracle.checkpointer.threads())[:limit]}
+        """Stored threads, most recently updated first: ``threads`` their ids, ``summaries``
+        each with its times, messages, tokens and runs (the listing ``oracle threads`` shows)."""
+        summaries = await oracle.checkpointer.thread_summaries(limit=limit)
+        return {
+            "threads": [s.thread_id for s in summaries],
+            "summaries": [
+                {"id": s.thread_id, **{k: v for k, v in s.to_json().items() if k != "thread_id"}}
+                for s in summaries
+            ],
+        }
 
     @router.get(
         "/threads/{thread_id}",
@@ -144,7 +152,10 @@ def api_router(ctx: ServerContext) -> APIRouter:
 
     @router.get("/plugins", response_model=Installed, tags=["plugins"])
     async def plugins() -> dict[str, Any]:
-        """Every installed plugin (tier, tools, routes) and every one that failed to load."""
+        """Every installed plugin (tier, tools, routes; an MCP server's state, as ``oracle
+        plugins`` shows it) and every one that failed to load."""
+        from oracle_core.plugins.mcp.adapter import MCPPlugin
+
         return {
             "model": oracle.model.name,
             "plugins": [
@@ -172,6 +183,7 @@ def api_router(ctx: ServerContext) -> APIRouter:
                         }
                         for r in p.routes
                     ],
+                    "mcp": p.obj.status() if isinstance(p.obj, MCPPlugin) else None,
                 }
                 for p in oracle.registry
             ],

@@ -40,10 +40,24 @@ class ThreadCreated(BaseModel):
     thread_id: str
 
 
+class ThreadSummaryBody(BaseModel):
+    """One thread of a listing: how recent and how large it is."""
+
+    id: str
+    created_at: float = Field(description="When it was first saved (Unix seconds).")
+    updated_at: float = Field(description="When it was last saved (Unix seconds).")
+    messages: int
+    tokens: int = Field(description="The size of its messages in tokens.")
+    runs: int
+
+
 class ThreadList(BaseModel):
     """Stored threads, most recently updated first."""
 
-    threads: list[str]
+    threads: list[str] = Field(description="Their ids (as before ``summaries`` was added).")
+    summaries: list[ThreadSummaryBody] = Field(
+        description="The same threads in the same order, each with its size and times."
+    )
 
 
 class RunRecordBody(BaseModel):
@@ -99,8 +113,20 @@ class RouteInfo(BaseModel):
     public: bool
 
 
+class MCPServerState(BaseModel):
+    """An MCP server's state, as ``oracle plugins`` shows it (never its secrets)."""
+
+    state: str = Field(description="idle, starting, running, crashed, failed or stopped.")
+    transport: str
+    tools: int
+    starts: int
+    restarts: int
+    error: str | None
+    problems: list[str] = Field(description="Its tools that were left out, and why.")
+
+
 class PluginInfo(BaseModel):
-    """An installed plugin."""
+    """An installed plugin (``mcp``: the state of an imported MCP server, else ``None``)."""
 
     name: str
     title: str | None
@@ -111,6 +137,7 @@ class PluginInfo(BaseModel):
     tags: list[str]
     tools: list[ToolInfo]
     routes: list[RouteInfo]
+    mcp: MCPServerState | None = None
 
 
 class PluginFailure(BaseModel):

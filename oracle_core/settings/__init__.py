@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -11,7 +11,13 @@ from typing import Any
 
 from oracle_core.errors import ConfigError
 from oracle_core.settings.plugin_tables import plain_plugin_config, plugin_overrides
-from oracle_core.settings.reading import ENVIRONMENT, env_flag, env_number, read_config
+from oracle_core.settings.reading import (
+    ENVIRONMENT,
+    env_choice,
+    env_flag,
+    env_number,
+    read_config,
+)
 from oracle_core.settings.sync_tools import SHARE_VARIABLE, SyncToolShares, read_shares
 from oracle_core.values.limits import RunLimits
 
@@ -23,6 +29,10 @@ DEFAULT_LIST_LIMIT = 40
 
 DEFAULT_HOOK_TIMEOUT = 10.0
 """Seconds one plugin hook may take (assembly, startup, shutdown) before it counts as hung."""
+
+MODEL_CLIENTS = ("auto", "litellm")
+"""The values of ``ORACLE_MODEL_CLIENT`` (read again, with the same choices, by
+:func:`~oracle_core.models.openai.model_for`); any other is an error when settings are read."""
 
 DEFAULT_SLOW_IMPORT_SECONDS = 0.5
 """Seconds a plugin's import may take before the start warns and ``oracle plugins`` says so."""
@@ -112,7 +122,7 @@ class Settings:
             once; a larger catalog is shown as categories, one category a page.
         embedding_model: ``ORACLE_EMBEDDING_MODEL``, a litellm embedding model for the
             semantic ranker of capability search (``none``: lexical only; unset: wordllama
-            when ``oracle-core[search]`` is installed).
+            when ``oracle-core-runtime[search]`` is installed).
         embedding_api_base: ``ORACLE_EMBEDDING_API_BASE``, its server (default ``api_base``).
         run_limits: how far a run may go (``ORACLE_MAX_STEPS``, ``ORACLE_TOOL_CONCURRENCY``,
             ``ORACLE_TOOL_TIMEOUT``, ``ORACLE_MAX_RESULT_BYTES``, ``ORACLE_MAX_TEXT_BYTES``,
@@ -124,7 +134,7 @@ class Settings:
         slow_import_seconds: ``ORACLE_SLOW_IMPORT_SECONDS``, seconds a plugin's import may
             take before the start logs a warning naming it and ``oracle plugins`` lists it.
         database_url: ``ORACLE_DATABASE_URL``, a ``postgresql://`` URL: threads are kept in
-            Postgres (``oracle-core[postgres]``), shared by every process using it; unset
+            Postgres (``oracle-core-runtime[postgres]``), shared by every process using it; unset
             keeps them in SQLite at :attr:`database_path`.
         database_pool_size: ``ORACLE_DATABASE_POOL_SIZE``, connections one process opens to
             Postgres at most (default 10).
@@ -154,6 +164,8 @@ class Settings:
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
         """Read settings from ``env`` (default ``os.environ``); ``overrides`` win."""
         env = dict(os.environ if env is None else env)
+        # Checked now, so a typo fails every command, not only the first model call.
+        env_choice(env, "ORACLE_MODEL_CLIENT", MODEL_CLIENTS, "auto")
         home = env.get("ORACLE_HOME")
         values: dict[str, Any] = {
             "home": Path(home).expanduser() if home else default_home(),
@@ -213,10 +225,18 @@ class Settings:
 
     @cached_property
     def _config(self) -> dict[str, Any]:
-        return read_config(self.config_path)
+        from oracle_core.settings.unknown import warn_unknown_config_names
+
+        data = read_config(self.config_path)
+        warn_unknown_config_names(self.config_path, data)  # a typo is named, not ignored
+        return data
 
     def check_config(self) -> None:
         """Read ``oracle.toml`` now, so a malformed file fails before anything is built.
+
+        A table or key that nothing reads is logged as a warning on the
+        ``oracle_core.settings`` logger, naming its line and the closest known name
+        (:mod:`oracle_core.settings.unknown`).
 
         Raises:
             ConfigError: naming the file, the line and the key at fault.
@@ -226,6 +246,17 @@ class Settings:
     def configured_plugins(self) -> list[str]:
         """The plugins that have a ``[plugins.<name>]`` table in ``oracle.toml``, in file order."""
         return list(self._config.get("plugins", {}))
+
+    def warn_unknown_plugins(self, known: Collection[str]) -> list[str]:
+        """Log (and return) a warning for each ``[plugins.<name>]`` table naming none of the
+        ``known`` plugins, with the closest known name (a plugin may have been uninstalled,
+        so this is never an error)."""
+        from oracle_core.settings.unknown import log, unknown_plugin_tables
+
+        warnings = unknown_plugin_tables(self.config_path, self.configured_plugins(), known)
+        for warning in warnings:
+            log.warning("%s", warning)
+        return warnings
 
     def plugin_section(self, plugin: str) -> dict[str, Any]:
         """``[plugins.<plugin>]`` of ``oracle.toml`` as written (no secrets resolved)."""

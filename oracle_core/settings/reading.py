@@ -182,6 +182,14 @@ def read_config(path: Path) -> dict[str, Any]:
             source=str(path),
             expected="UTF-8 text",
         ) from None
+    except NotADirectoryError:
+        raise ConfigError(
+            f"ORACLE_HOME={str(path.parent)!r} cannot be used: a part of it is a file, not a "
+            "folder; set ORACLE_HOME to a folder you can write (it is created if missing)",
+            source=ENVIRONMENT,
+            key="ORACLE_HOME",
+            expected="a folder",
+        ) from None
     except OSError as error:
         raise ConfigError(
             f"{path} cannot be read: {error.strerror or error}", source=str(path)

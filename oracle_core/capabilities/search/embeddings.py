@@ -192,18 +192,43 @@ class LiteLLMEmbedder:
         self.name = f"litellm-{model}"
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        """Embed ``texts`` in batches; raises what litellm raises when the provider fails."""
+        """Embed ``texts`` in batches.
+
+        Raises:
+            ConfigError: litellm failed (an unknown model or provider, a missing key, a
+                server that does not answer), naming ``ORACLE_EMBEDDING_MODEL`` and the fix.
+        """
         if not texts:
             return np.zeros((0, 1), dtype=np.float32)
-        import litellm
+        from oracle_core.environment import import_litellm
 
+        litellm = import_litellm()  # its price map from the package, never downloaded
         rows: list[list[float]] = []
         for start in range(0, len(texts), _BATCH):
             batch = [t or " " for t in texts[start : start + _BATCH]]
-            response = litellm.embedding(model=self.model, input=batch, api_base=self.api_base)
+            try:
+                response = litellm.embedding(model=self.model, input=batch, api_base=self.api_base)
+            except Exception as error:
+                raise _embedding_error(self.model, error) from None
             data = sorted(response.data, key=lambda item: _get(item, "index"))
             rows += [list(_get(item, "embedding")) for item in data]
         return _unit(rows)
+
+
+def _embedding_error(model: str, error: Exception) -> Exception:
+    from oracle_core.errors import ConfigError
+    from oracle_core.settings.reading import ENVIRONMENT
+
+    lines = [line for line in str(error).splitlines() if line.strip()]
+    reason = " ".join((lines[0] if lines else type(error).__name__).split())[:200]
+    return ConfigError(
+        f"ORACLE_EMBEDDING_MODEL={model!r} cannot embed ({reason}); set it to a litellm "
+        "embedding model with its key (e.g. openai/text-embedding-3-small), or to none for "
+        "lexical search only",
+        source=ENVIRONMENT,
+        key="ORACLE_EMBEDDING_MODEL",
+        expected="a litellm embedding model",
+    )
 
 
 def _get(item: Any, key: str) -> Any:

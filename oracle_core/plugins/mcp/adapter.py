@@ -39,6 +39,7 @@ from oracle_core.plugins.mcp.config import MCPServer
 from oracle_core.plugins.mcp.connection import (
     MAX_BACKOFF,
     ServerConnection,
+    StartTimeoutError,
     describe,
     fetch_listing,
 )
@@ -148,9 +149,14 @@ class MCPPlugin:
             return asyncio.run(fetch_listing(self.definition))
         except Exception as error:
             reason = describe(error)
+            # A slow start names start_timeout (in reason); any other failure the command.
+            fix = (
+                ""
+                if isinstance(error, StartTimeoutError)
+                else f"; check its {'command' if self.definition.command else 'url'}"
+            )
             raise PluginLoadError(
-                f"{self.definition.where()} could not be started to list its tools ({reason}); "
-                f"check its {'command' if self.definition.command else 'url'}",
+                f"{self.definition.where()} could not be started to list its tools ({reason}){fix}",
                 plugin=self.name,
             ) from None
 

@@ -19,10 +19,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
+import threading
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TextIO
 
 from oracle_core.errors import ToolError
 from oracle_core.plugins.mcp.config import MCPServer
@@ -48,10 +50,35 @@ _LIST_PAGES = 20
 ListingListener = Callable[[Listing], Awaitable[None]]
 
 
+class StartTimeoutError(TimeoutError):
+    """The server did not start and list its tools within its ``start_timeout``.
+
+    Told apart from a command that exits or is not found: a server that is only slow (a
+    first ``npx``/``uvx`` run downloads its package) needs more time, not another command.
+    """
+
+    def __init__(self, definition: MCPServer) -> None:
+        super().__init__(start_timed_out(definition))
+
+
+def start_timed_out(definition: MCPServer) -> str:
+    """What to say of ``definition`` not starting within its ``start_timeout``, and the fix."""
+    where = definition.where()
+    setting = (
+        f"start_timeout in {where}" if where.startswith("[") else "MCPServer(start_timeout=...)"
+    )
+    return (
+        f"it did not start within {definition.start_timeout:g} s; raise {setting} if it is "
+        "slow to start (a first npx or uvx run may still be downloading its package)"
+    )
+
+
 def describe(error: BaseException) -> str:
     """``error`` in one short line; an exception group (anyio's) by its first leaf."""
     while isinstance(error, BaseExceptionGroup) and error.exceptions:
         error = error.exceptions[0]
+    if isinstance(error, StartTimeoutError):
+        return str(error)
     if isinstance(error, TimeoutError):
         return "it did not answer in time"
     return f"{type(error).__name__}: {str(error)[:300]}"
@@ -119,6 +146,47 @@ class _EndWatch:
         return result
 
 
+CHILD_LOG = logging.getLogger("oracle_core.plugins.mcp.stderr")
+"""Where a stdio server's standard error goes, a line a record at ``DEBUG``: its start-up
+banner and chatter stay out of the terminal (``oracle serve --log-level debug`` shows them)."""
+
+_STDERR_LINE = 1000
+"""Characters of one standard-error line kept in its log record."""
+
+
+@asynccontextmanager
+async def _stdio(parameters: Any, name: str) -> AsyncIterator[Any]:
+    """The SDK's stdio transport, the server's standard error read into :data:`CHILD_LOG`."""
+    from mcp.client.stdio import stdio_client
+
+    with _stderr_to_log(name) as errlog:
+        async with stdio_client(parameters, errlog=errlog) as streams:
+            yield streams
+
+
+@contextlib.contextmanager
+def _stderr_to_log(name: str) -> Iterator[TextIO]:
+    """A pipe for a child's standard error; a daemon thread logs each line it writes.
+
+    The thread ends when every writer has closed: the child (and any child of its own) and
+    this end, closed when the transport is left.
+    """
+    read, write = os.pipe()
+    writer = os.fdopen(write, "w")
+
+    def pump() -> None:
+        with os.fdopen(read, encoding="utf-8", errors="replace") as reader:
+            for line in reader:
+                if line.strip():
+                    CHILD_LOG.debug("MCP server %s: %s", name, line.rstrip()[:_STDERR_LINE])
+
+    threading.Thread(target=pump, name=f"mcp-{name}-stderr", daemon=True).start()
+    try:
+        yield writer
+    finally:
+        writer.close()
+
+
 @asynccontextmanager
 async def _watched(transport: Any, on_end: Callable[[], None]) -> AsyncIterator[Any]:
     """``transport`` with its read stream watched for its end (see :class:`_EndWatch`)."""
@@ -136,18 +204,18 @@ def new_client(
     ``on_end`` (when given) is called when the server's end of the transport closes.
     """
     from mcp import Client, StdioServerParameters
-    from mcp.client.stdio import stdio_client
 
     server: Any
     if definition.command:
-        server = stdio_client(
+        server = _stdio(
             StdioServerParameters(
                 command=definition.command,
                 args=list(definition.args),
                 env=dict(definition.env) or None,
                 cwd=definition.cwd,
                 encoding_error_handler="replace",
-            )
+            ),
+            str(definition.name),
         )
     else:
         assert definition.url is not None
@@ -182,15 +250,19 @@ async def fetch_listing(definition: MCPServer) -> Listing:
     """Start the server, list its tools, stop it (for a server with no cached listing).
 
     Raises:
-        Exception: whatever starting or listing raised; the caller names the server.
+        StartTimeoutError: it did not start and list within its ``start_timeout``.
+        Exception: whatever else starting or listing raised; the caller names the server.
     """
 
     async def ignore(message: Any) -> None:
         return None
 
-    with _deadline(definition.start_timeout):
-        async with new_client(definition, ignore) as client:
-            return await list_tools(client, definition)
+    try:
+        with _deadline(definition.start_timeout):
+            async with new_client(definition, ignore) as client:
+                return await list_tools(client, definition)
+    except TimeoutError:
+        raise StartTimeoutError(definition) from None
 
 
 @contextlib.contextmanager
@@ -381,7 +453,7 @@ class ServerConnection:
             if self._owner is not owner:
                 raise self._stopped() from None
             if isinstance(error, TimeoutError):
-                reason = f"did not start within {self.definition.start_timeout:g} s"
+                reason = start_timed_out(self.definition).removeprefix("it ")
             else:
                 reason = f"could not start: {describe(error)}"
             await self._teardown()

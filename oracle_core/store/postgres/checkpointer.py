@@ -1,6 +1,6 @@
 """The Postgres checkpointer: many server processes, on many machines, sharing one database.
 
-psycopg 3 with an async connection pool (``oracle-core[postgres]``). The pool is here; each
+psycopg 3 with an async connection pool (``oracle-core-runtime[postgres]``). The pool is here; each
 facet's SQL has a module of its own (:mod:`.threads`, :mod:`.leases`, :mod:`.operations`,
 :mod:`.credentials`). The schema is created or migrated by the first call (see :mod:`.schema`).
 """
@@ -28,6 +28,7 @@ from oracle_core.store.postgres import schema as migrations
 from oracle_core.store.postgres import threads as thread_sql
 from oracle_core.store.postgres.notify import NotifyChannel
 from oracle_core.store.saving import encode_messages, to_json
+from oracle_core.store.unavailable import postgres_unreachable
 from oracle_core.values.credentials import CredentialRecord
 from oracle_core.values.messages import Message
 from oracle_core.values.operations import Operation, Update
@@ -134,7 +135,11 @@ class PostgresCheckpointer(Checkpointer):
             self._opening = asyncio.Lock()
         async with self._opening:
             if self._pool is None:
-                async with await self.connect() as conn:
+                try:
+                    conn = await self.connect()
+                except psycopg.OperationalError as error:
+                    raise postgres_unreachable(self._address(), error) from None
+                async with conn:
                     await migrations.upgrade(conn)
                     self.current_schema = (await migrations.status(conn)).schema
                 pool: AsyncConnectionPool[Connection] = AsyncConnectionPool(
@@ -168,6 +173,18 @@ class PostgresCheckpointer(Checkpointer):
                         raise
                     log.warning("a Postgres connection broke (%s); trying another", error)
         raise AssertionError("unreachable")
+
+    def _address(self) -> str:
+        """host:port/database of :attr:`url`, never its password."""
+        from urllib.parse import urlsplit
+
+        if "://" not in self.url:  # a libpq "host=... dbname=..." string
+            return "the address of ORACLE_DATABASE_URL"
+        try:
+            parts = urlsplit(self.url)
+            return f"{parts.hostname or 'localhost'}:{parts.port or 5432}{parts.path}"
+        except ValueError:
+            return "ORACLE_DATABASE_URL"
 
     def _where(self) -> str:
         return f"schema {self.schema!r}" if self.schema else "ORACLE_DATABASE_URL"

@@ -28,10 +28,25 @@ def connect_sqlite(
         path: the database file.
         schema: SQL run once after opening (``CREATE TABLE IF NOT EXISTS ...``).
         busy_timeout: seconds to wait for a write lock held by another connection.
+
+    Raises:
+        StoreUnavailableError: the file's folder cannot be created, or the file opened
+            (naming ``ORACLE_HOME`` and the fix).
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    db = sqlite3.connect(path, timeout=busy_timeout, isolation_level=None, check_same_thread=False)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        db = sqlite3.connect(
+            path, timeout=busy_timeout, isolation_level=None, check_same_thread=False
+        )
+    except OSError as error:  # a folder under a file, or one the process may not write
+        from oracle_core.store.unavailable import folder_unwritable
+
+        raise folder_unwritable(path, error) from None
+    except sqlite3.OperationalError as error:  # "unable to open database file"
+        from oracle_core.store.unavailable import folder_unwritable
+
+        raise folder_unwritable(path, OSError(str(error))) from None
     try:
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=NORMAL")

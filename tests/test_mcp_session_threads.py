@@ -1,0 +1,113 @@
+"""An MCP session (``oracle mcp``) makes its ``mcp-<id>`` thread only when it saves
+something: a session that lists, browses, searches and is refused leaves no empty thread
+behind; a load is saved, so its thread stays."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp import Client, StdioServerParameters
+
+from oracle_core import Settings
+from oracle_core.oracle import Oracle
+
+pytestmark = pytest.mark.slow
+
+SERVER = str(Path(__file__).with_name("mcp_server.py"))
+
+
+def with_arith(home: Path) -> dict[str, str]:
+    (home / "oracle.toml").write_text(
+        f"[mcp.arith]\ncommand = {json.dumps(sys.executable)}\nargs = [{json.dumps(SERVER)}]\n"
+    )
+    env = {**os.environ, "ORACLE_HOME": str(home), "ORACLE_LOAD_PLUGINS": "arith"}
+    env.pop("ORACLE_DATABASE_URL", None)
+    return env
+
+
+def session_threads(env: dict[str, str]) -> list[str]:
+    settings = Settings.from_env(env)
+
+    async def ids() -> list[str]:
+        oracle = Oracle(entry_points=False, settings=settings, model="demo")
+        try:
+            return [t for t in await oracle.checkpointer.threads() if t.startswith("mcp-")]
+        finally:
+            await oracle.close()
+
+    return anyio.run(ids)
+
+
+def serve(env: dict[str, str], *calls: tuple[str, dict[str, object]]) -> None:
+    oracle = str(Path(sys.executable).with_name("oracle"))
+    params = StdioServerParameters(command=oracle, args=["mcp"], env=env)
+
+    async def scenario() -> None:
+        async with Client(params, mode="legacy") as client:
+            await client.list_tools()
+            for name, arguments in calls:
+                await client.call_tool(name, arguments)
+
+    anyio.run(scenario)
+
+
+def test_a_session_that_only_looks_leaves_no_thread(tmp_path: Path) -> None:
+    env = with_arith(tmp_path)
+    serve(
+        env,
+        ("list_capabilities", {}),
+        ("search_capabilities", {"query": "add two numbers"}),
+        ("arith_add", {"a": 1, "b": 2}),  # not loaded: refused, nothing saved
+    )
+    assert session_threads(env) == []
+
+
+def test_a_session_that_loads_a_capability_keeps_its_thread(tmp_path: Path) -> None:
+    env = with_arith(tmp_path)
+    serve(env, ("load_capability", {"names": ["arith"]}))
+    assert len(session_threads(env)) == 1
+
+
+def test_an_http_session_that_only_looks_leaves_no_thread(tmp_path: Path) -> None:
+    import socket
+    import threading
+
+    import httpx2
+    from mcp.client.streamable_http import streamable_http_client
+
+    from oracle_core.server import create_app
+    from oracle_core.server.serving import make_server
+    from oracle_core.store import MemoryCheckpointer
+
+    store = MemoryCheckpointer()
+    oracle = Oracle(entry_points=False, settings=Settings.from_env({"ORACLE_HOME": str(tmp_path)}),
+                    checkpointer=store, model="demo")  # fmt: skip
+    serving = threading.Event()
+    server = make_server(create_app(oracle, tokens="tok"), None, log_level="warning",
+                         on_serving=serving.set)  # fmt: skip
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    assert serving.wait(30)
+    url = f"http://127.0.0.1:{sock.getsockname()[1]}/mcp"
+
+    async def scenario() -> list[str]:
+        http = httpx2.AsyncClient(headers={"Authorization": "Bearer tok"}, timeout=30.0)
+        transport = streamable_http_client(url, http_client=http)
+        async with http, Client(transport, mode="legacy", cache=None) as client:
+            await client.list_tools()
+            await client.call_tool("list_capabilities", {})
+            await client.call_tool("search_capabilities", {"query": "anything"})
+        return await store.threads()
+
+    try:
+        assert anyio.run(scenario) == []
+    finally:
+        server.should_exit = True
+        thread.join(60)
