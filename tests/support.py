@@ -259,3 +259,29 @@ def reference_text(text: str) -> str:
             out.append("\ufffd" if 0xD800 <= unit <= 0xDFFF else text[i])
             i += 1
     return "".join(out)
+
+
+@contextlib.contextmanager
+def serve_app(app: Any) -> Iterator[str]:
+    """``oracle serve``'s uvicorn server for ``app``, in a thread on 127.0.0.1.
+
+    Yields the base URL (``http://127.0.0.1:PORT``) once it takes connections; the server
+    stops at the end, as on SIGTERM.
+    """
+    import socket
+    import threading
+
+    from oracle_core.server.serving import make_server
+
+    started = threading.Event()
+    server = make_server(app, None, log_level="warning", on_serving=started.set)
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    assert started.wait(30), "uvicorn did not start"
+    try:
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+    finally:
+        server.should_exit = True
+        thread.join(60)

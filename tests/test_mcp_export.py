@@ -6,9 +6,7 @@ from __future__ import annotations
 import json
 import os
 import random
-import socket
 import sys
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,10 +15,10 @@ import anyio
 import httpx
 import pytest
 from mcp import Client, StdioServerParameters
+from support import serve_app
 
 from oracle_core import Oracle, PluginManifest, Settings, hookimpl, tool
 from oracle_core.server import create_app
-from oracle_core.server.serving import make_server
 from oracle_core.store import MemoryCheckpointer
 
 pytestmark = pytest.mark.slow
@@ -149,17 +147,8 @@ def served(tmp_path: Path) -> Iterator[str]:
     settings = Settings.from_env({"ORACLE_HOME": str(tmp_path)})
     oracle = Oracle([Notes()], entry_points=False, settings=settings,
                     checkpointer=MemoryCheckpointer())  # fmt: skip
-    serving = threading.Event()
-    server = make_server(create_app(oracle, tokens="tok"), None, log_level="warning",
-                         on_serving=serving.set)  # fmt: skip
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    assert serving.wait(30)
-    yield f"http://127.0.0.1:{sock.getsockname()[1]}/mcp"
-    server.should_exit = True
-    thread.join(60)
+    with serve_app(create_app(oracle, tokens="tok")) as base:
+        yield f"{base}/mcp"
 
 
 def _http(url: str, token: str | None) -> Any:

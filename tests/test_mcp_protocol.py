@@ -9,9 +9,7 @@ import base64
 import json
 import logging
 import os
-import socket
 import sys
-import threading
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -23,6 +21,7 @@ import httpx
 import pytest
 from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
+from support import serve_app
 
 from oracle_core import (
     Oracle,
@@ -35,7 +34,6 @@ from oracle_core import (
     tool,
 )
 from oracle_core.server import create_app
-from oracle_core.server.serving import make_server
 from oracle_core.store import MemoryCheckpointer
 
 pytestmark = pytest.mark.slow
@@ -168,19 +166,8 @@ class Recorder:
 @contextmanager
 def serve(oracle: Oracle) -> Iterator[str]:
     """``oracle serve`` of ``oracle`` on 127.0.0.1 (token ``tok``); yields the ``/mcp`` URL."""
-    serving = threading.Event()
-    server = make_server(create_app(oracle, tokens="tok"), None, log_level="warning",
-                         on_serving=serving.set)  # fmt: skip
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    assert serving.wait(30)
-    try:
-        yield f"http://127.0.0.1:{sock.getsockname()[1]}/mcp"
-    finally:
-        server.should_exit = True
-        thread.join(60)
+    with serve_app(create_app(oracle, tokens="tok")) as base:
+        yield f"{base}/mcp"
 
 
 def serving(tmp_path: Path, *plugins: Any) -> Any:

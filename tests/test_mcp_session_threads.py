@@ -12,6 +12,7 @@ from pathlib import Path
 import anyio
 import pytest
 from mcp import Client, StdioServerParameters
+from support import serve_app
 
 from oracle_core import Settings
 from oracle_core.oracle import Oracle
@@ -74,30 +75,18 @@ def test_a_session_that_loads_a_capability_keeps_its_thread(tmp_path: Path) -> N
 
 
 def test_an_http_session_that_only_looks_leaves_no_thread(tmp_path: Path) -> None:
-    import socket
-    import threading
 
     import httpx2
     from mcp.client.streamable_http import streamable_http_client
 
     from oracle_core.server import create_app
-    from oracle_core.server.serving import make_server
     from oracle_core.store import MemoryCheckpointer
 
     store = MemoryCheckpointer()
     oracle = Oracle(entry_points=False, settings=Settings.from_env({"ORACLE_HOME": str(tmp_path)}),
                     checkpointer=store, model="demo")  # fmt: skip
-    serving = threading.Event()
-    server = make_server(create_app(oracle, tokens="tok"), None, log_level="warning",
-                         on_serving=serving.set)  # fmt: skip
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    assert serving.wait(30)
-    url = f"http://127.0.0.1:{sock.getsockname()[1]}/mcp"
 
-    async def scenario() -> list[str]:
+    async def scenario(url: str) -> list[str]:
         http = httpx2.AsyncClient(headers={"Authorization": "Bearer tok"}, timeout=30.0)
         transport = streamable_http_client(url, http_client=http)
         async with http, Client(transport, mode="legacy", cache=None) as client:
@@ -106,8 +95,5 @@ def test_an_http_session_that_only_looks_leaves_no_thread(tmp_path: Path) -> Non
             await client.call_tool("search_capabilities", {"query": "anything"})
         return await store.threads()
 
-    try:
-        assert anyio.run(scenario) == []
-    finally:
-        server.should_exit = True
-        thread.join(60)
+    with serve_app(create_app(oracle, tokens="tok")) as base:
+        assert anyio.run(scenario, f"{base}/mcp") == []
