@@ -15,7 +15,8 @@ $(STAMP): pyproject.toml $(PACKAGES)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip uninstall --quiet --yes oracle-core 2>/dev/null
-	$(BIN)/python -m pip install --quiet -e '.[dev,server,postgres,search,mcp]' $(foreach p,$(PACKAGES),-e $(dir $(p)))
+	# -qq: setuptools prints a warning block for every editable install; errors still show.
+	$(BIN)/python -m pip install -qq -e '.[dev,server,postgres,search,mcp]' $(foreach p,$(PACKAGES),-e $(dir $(p)))
 	touch $(STAMP)
 
 # The npm clients tests/server/test_real_clients.py drives (the MCP Inspector CLI). Without
