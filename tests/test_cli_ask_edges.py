@@ -226,11 +226,6 @@ def test_ctrl_c_exits_130_with_one_line(tmp_path: Path, fake_openai: FakeOpenAI)
 # -- a failed turn -----------------------------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 25: the store is append-only, so the failure path cannot take the user "
-    "message back; needs requests to skip an unanswered user message, or a store truncate",
-)
 def test_a_turn_that_failed_before_any_answer_is_not_sent_again(
     tmp_path: Path, fake_openai: FakeOpenAI
 ) -> None:

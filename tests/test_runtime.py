@@ -179,8 +179,11 @@ async def test_a_model_error_fails_the_run_cleanly_and_the_thread_stays_usable(
     assert "prompt is too long" in failed.error
     assert retried.answer == "second try works"
     state = await oracle.checkpointer.load("t")
-    assert [m["role"] for m in state.messages] == ["user", "user", "assistant"]
+    assert [m["role"] for m in state.messages] == ["user", "assistant", "user", "assistant"]
+    assert state.messages[1]["content"] == ""  # the failed turn's marker: kept, never sent
     assert [r.status for r in state.runs] == ["failed", "completed"]
+    sent = [m["content"] for m in fake_openai.requests[1].messages if m["role"] != "system"]
+    assert sent == ["hi again"]
 
 
 async def test_a_model_timeout_fails_the_run_with_a_clear_error(

@@ -49,7 +49,14 @@ from oracle_core.values.events import (
     ToolCallEvent,
     UsageEvent,
 )
-from oracle_core.values.messages import Message, ModelRequest, ModelResponse, ToolCall, ToolResult
+from oracle_core.values.messages import (
+    Message,
+    ModelRequest,
+    ModelResponse,
+    ToolCall,
+    ToolResult,
+    unanswered_marker,
+)
 from oracle_core.values.text import StreamText, clean_json
 
 log = logging.getLogger("oracle_core.run")
@@ -141,7 +148,7 @@ class Run:
             state.record.status = "failed"
             state.record.error = str(error)
             try:
-                await save(deps, state, [])
+                await save(deps, state, unanswered(state))
             except Exception:
                 log.exception("run %s: its failure could not be saved", state.record.id)
 
@@ -357,6 +364,15 @@ def clean_response(response: ModelResponse) -> ModelResponse:
     """``response`` with every string of its message cleaned (lone surrogates replaced)."""
     message = clean_json(dict(response.message))
     return ModelResponse(message, response.usage)
+
+
+def unanswered(state: RunState) -> list[Message]:
+    """What a run that failed without an answer saves: a marker after its user message, so
+    no model is sent that message again (``[]`` when the model answered, or no message is
+    the run's own). A cancelled run keeps its message: a person stopped it, mid-question."""
+    if state.record.steps or not state.messages or state.messages[-1].get("role") != "user":
+        return []
+    return [unanswered_marker(state.record.id)]
 
 
 def capped_reply(message: Mapping[str, Any], limit: int) -> Message:

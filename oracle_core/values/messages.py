@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Protocol
@@ -126,9 +126,10 @@ class ModelRequest:
         return tuple(t.name for t in self.tools)
 
     def openai_messages(self) -> list[Message]:
-        """The messages as sent: the system prompt first, private keys removed."""
+        """The messages as sent: the system prompt first, private keys removed, and the
+        turns that failed before any answer left out (:data:`UNANSWERED`)."""
         system: list[Message] = [{"role": "system", "content": self.system_prompt}]
-        return system + [public_message(m) for m in self.messages]
+        return system + [public_message(m) for m in answered(self.messages)]
 
     def openai_tools(self) -> list[dict[str, Any]]:
         """The tools as OpenAI function definitions, in the order shown."""
@@ -220,6 +221,30 @@ class ToolResult:
     def message(self) -> Message:
         """The result as an OpenAI tool message."""
         return {"role": "tool", "tool_call_id": self.call_id, "content": self.content}
+
+
+UNANSWERED = "_unanswered"
+"""The private key of the marker a run that failed (or was cancelled) before any answer
+saves after its user message: the thread keeps the message, and no model is sent it again
+(the next turn would otherwise send it twice). Its value is the run's id."""
+
+
+def unanswered_marker(run_id: str) -> Message:
+    """The marker that closes a turn that ended without an answer (see :data:`UNANSWERED`)."""
+    return {"role": "assistant", "content": "", UNANSWERED: run_id}
+
+
+def answered(messages: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """``messages`` without the turns that ended without an answer: each marker and the
+    user message just before it."""
+    kept: list[Mapping[str, Any]] = []
+    for message in messages:
+        if UNANSWERED in message:
+            if kept and kept[-1].get("role") == "user":
+                kept.pop()
+            continue
+        kept.append(message)
+    return kept
 
 
 def public_message(message: Mapping[str, Any]) -> Message:
