@@ -7,6 +7,7 @@ plain function of what it is given, so the facade keeps only its lifecycle and d
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -114,15 +115,17 @@ def choose_model(model: str | None, settings: Settings) -> Model:
 
     A model string picks its client (:func:`~oracle_core.models.openai.model_for`): the
     openai SDK for ``openai/...`` strings, litellm for the rest. Imported here, on first
-    use, so building an oracle imports neither.
+    use, so building an oracle imports neither. Without ``settings.api_key`` nor the
+    provider's own variable, a key stored by ``oracle keys set`` is used.
     """
     name = model or settings.model
     if name:
         from oracle_core.models.openai import model_for
+        from oracle_core.settings.keys import stored_key_for
 
-        return model_for(
-            name, api_base=settings.api_base, api_key=settings.api_key, env=settings.env
-        )
+        # A key stored with `oracle keys set` when none is given (settings/keys.py).
+        key = settings.api_key or stored_key_for(name, settings.home, settings.env or os.environ)
+        return model_for(name, api_base=settings.api_base, api_key=key, env=settings.env)
     from oracle_core.models.demo import DemoModel
 
     return DemoModel()

@@ -13,7 +13,10 @@ from oracle_core.cli.db import db_group
 from oracle_core.cli.demo import demo_command
 from oracle_core.cli.errors import OracleGroup
 from oracle_core.cli.install import install_command, uninstall_command
+from oracle_core.cli.keys import keys_group
+from oracle_core.cli.logs import logs_command
 from oracle_core.cli.mcp import mcp_command
+from oracle_core.cli.models import models_command
 from oracle_core.cli.operations import operations_group
 from oracle_core.cli.plugin import plugin_group
 from oracle_core.cli.plugins import plugins_command
@@ -37,7 +40,10 @@ for command in (
     prompt_command,
     ask_command,
     chat_command,
+    models_command,
+    keys_group,
     threads_group,
+    logs_command,
     config_command,
     serve_command,
     mcp_command,

@@ -170,6 +170,7 @@ class Run:
         deps, state = self.deps, self.state
         record = state.record
         first = record.steps + 1  # a resumed run goes on counting
+        record.model = deps.model.name  # saved with the step's outcome, a failure's too
         for step in range(first, first + deps.limits.max_steps):
             request = deps.requests.build(
                 thread_id=state.thread_id,

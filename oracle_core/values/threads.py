@@ -52,6 +52,8 @@ class RunRecord:
         updated_at: when it last saved (Unix seconds).
         options: what the caller added to the run (client tools, model options, output),
             as JSON, so a resumed run goes on with them; ``None`` when nothing was added.
+        model: the model it called (the model's ``name``), set at its first model call;
+            ``None`` before that, and for runs saved before runs recorded it.
     """
 
     id: str
@@ -63,6 +65,7 @@ class RunRecord:
     created_at: float = field(default_factory=time.time)
     updated_at: float = field(default_factory=time.time)
     options: dict[str, Any] | None = None
+    model: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The record as JSON-ready data."""

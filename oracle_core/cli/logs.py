@@ -1,0 +1,180 @@
+"""``oracle logs``: the most recent runs across threads, with model, tokens and duration."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from oracle_core.cli.common import echo_json, json_option, table, thread_option_of
+from oracle_core.cli.store_access import with_store
+from oracle_core.cli.transcript import shorten
+
+if TYPE_CHECKING:
+    from oracle_core.store.base import Checkpointer
+    from oracle_core.values.messages import Message
+    from oracle_core.values.threads import RunRecord, ThreadState
+
+_MESSAGE_WIDTH = 50
+_ERROR_WIDTH = 200
+
+_REPAIR_OPENING = "Your answer is not valid for the output schema"
+"""How a repair turn's user message opens (run/output.py ``repair_request``): the run's own
+request to the model, not something the user said, so it opens no run."""
+
+
+@dataclass(frozen=True)
+class LoggedRun:
+    """One run as ``oracle logs`` lists it: its record and the user's message that opened it.
+
+    Attributes:
+        record: the run's record.
+        message: the user's message that opened it; ``None`` when it cannot be told.
+    """
+
+    record: RunRecord
+    message: str | None
+
+    @property
+    def duration(self) -> float:
+        """Seconds from its start to its last save."""
+        return max(0.0, self.record.updated_at - self.record.created_at)
+
+    def to_json(self) -> dict[str, Any]:
+        """The run as ``oracle logs --json`` prints it: its record, duration and message."""
+        return {**self.record.to_json(), "duration": self.duration, "message": self.message}
+
+
+def _text(message: Message) -> str:
+    content = message.get("content")
+    if isinstance(content, list):  # content parts: the text ones
+        return " ".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+    return str(content or "")
+
+
+def _messages_of_runs(state: ThreadState) -> list[str | None]:
+    """The user's message of each of ``state.runs``, aligned with them.
+
+    Messages carry no run id or time, so they are matched by order: each run opens with one
+    user message (a repair request is the run's own), so the last ``len(runs)`` such messages
+    are the runs' (a client may have seeded earlier ones). With fewer messages than runs the
+    match cannot be told, and every message is ``None``.
+    """
+    opening = [
+        _text(m)
+        for m in state.messages
+        if m.get("role") == "user" and not _text(m).startswith(_REPAIR_OPENING)
+    ]
+    runs = len(state.runs)
+    if len(opening) < runs:
+        return [None] * runs
+    return list(opening[len(opening) - runs :]) if runs else []
+
+
+def _logged(state: ThreadState) -> list[LoggedRun]:
+    return [
+        LoggedRun(run, message)
+        for run, message in zip(state.runs, _messages_of_runs(state), strict=True)
+    ]
+
+
+def _newest(runs: list[LoggedRun], count: int) -> list[LoggedRun]:
+    ordered = sorted(runs, key=lambda r: r.record.created_at, reverse=True)
+    return ordered[:count] if count else ordered
+
+
+async def recent_runs(
+    store: Checkpointer, count: int, thread_id: str | None = None
+) -> list[LoggedRun] | None:
+    """The ``count`` most recent runs (0: all), newest first; ``None`` for an unknown thread.
+
+    Threads are read most recently updated first, and reading stops once ``count`` runs
+    started after the next thread's last update are found: none of its runs can be newer.
+    """
+    if thread_id is not None:
+        state = await store.load(thread_id)
+        if not (state.runs or state.messages) and thread_id not in await store.threads():
+            return None
+        return _newest(_logged(state), count)
+    found: list[LoggedRun] = []
+    for summary in await store.thread_summaries():
+        full = count and len(found) >= count
+        if full and _newest(found, count)[-1].record.created_at >= summary.updated_at:
+            break
+        found += _logged(await store.load(summary.thread_id))
+    return _newest(found, count)
+
+
+def _when(seconds: float) -> str:
+    """A time as ISO 8601 in local time with its offset (as ``oracle operations`` prints)."""
+    if seconds <= 0:
+        return "-"
+    return datetime.fromtimestamp(seconds).astimezone().isoformat(timespec="seconds")
+
+
+def duration_text(seconds: float) -> str:
+    """A run's duration as people read it: ``850ms``, ``4.2s``, ``3m05s``."""
+    if seconds < 1:
+        return f"{int(seconds * 1000)}ms"
+    if seconds < 60:
+        return f"{seconds:.1f}s"
+    minutes, rest = divmod(int(seconds), 60)
+    return f"{minutes}m{rest:02d}s" if minutes < 60 else f"{minutes // 60}h{minutes % 60:02d}m"
+
+
+def _row(run: LoggedRun) -> list[str]:
+    record = run.record
+    first_line = (run.message or "").strip().splitlines()[:1]
+    return [
+        _when(record.created_at),
+        record.thread_id,
+        record.id,
+        record.status,
+        record.model or "-",
+        f"{record.usage.prompt_tokens} + {record.usage.completion_tokens}",
+        str(record.steps),
+        duration_text(run.duration),
+        shorten(first_line[0], _MESSAGE_WIDTH) if first_line else "-",
+    ]
+
+
+@click.command("logs")
+@click.option(
+    "--count",
+    "-n",
+    default=10,
+    show_default=True,
+    type=click.IntRange(min=0),
+    help="How many runs to list; 0 lists every one.",
+)
+@thread_option_of(None, "Only the runs of thread ID.", metavar="ID")
+@json_option
+def logs_command(count: int, thread: str | None, as_json: bool) -> None:
+    """List the most recent runs across threads, newest first.
+
+    Each run shows when it started (local time), its thread, its id and status, the model it
+    called ("-" for runs saved before the model was recorded), the tokens the provider
+    reported (prompt + completion, summed over its model calls), its model calls (STEPS),
+    how long it took (start to last save), and the first line of the user's message that
+    opened it. A failed run's error follows the table. `oracle threads show ID` shows a
+    whole thread.
+    """
+    runs = with_store(lambda store: recent_runs(store, count, thread))
+    if runs is None:
+        click.echo(f"oracle: no thread {thread!r} (oracle threads lists them)", err=True)
+        raise SystemExit(1)
+    if as_json:
+        echo_json([run.to_json() for run in runs])
+        return
+    if not runs:
+        click.echo("No runs yet: `oracle ask` or `oracle chat` make one.")
+        return
+    headers = ["WHEN", "THREAD", "RUN", "STATUS", "MODEL", "TOKENS", "STEPS", "DURATION"]
+    click.echo(table([_row(run) for run in runs], [*headers, "MESSAGE"]))
+    failures = [run.record for run in runs if run.record.error]
+    if failures:
+        click.echo()
+    for record in failures:
+        click.echo(f"{record.id} {record.status}: {shorten(record.error or '', _ERROR_WIDTH)}")
