@@ -7,6 +7,7 @@ import gc
 import json
 import sys
 from collections.abc import Callable, Iterator
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
@@ -164,3 +165,11 @@ def table(rows: list[list[str]], headers: list[str]) -> str:
         "  ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows
     ]
     return "\n".join(lines)
+
+
+def iso_time(seconds: float | None) -> str:
+    """A time (Unix seconds) as ISO 8601 in local time with its offset
+    (``2026-12-01T22:03:04+01:00``); ``-`` for none."""
+    if not seconds or seconds <= 0:
+        return "-"
+    return datetime.fromtimestamp(seconds).astimezone().isoformat(timespec="seconds")

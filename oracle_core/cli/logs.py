@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 import click
 
-from oracle_core.cli.common import echo_json, json_option, table, thread_option_of
+from oracle_core.cli.common import echo_json, iso_time, json_option, table, thread_option_of
 from oracle_core.cli.store_access import with_store
 from oracle_core.cli.transcript import shorten
 
@@ -107,13 +106,6 @@ async def recent_runs(
     return _newest(found, count)
 
 
-def _when(seconds: float) -> str:
-    """A time as ISO 8601 in local time with its offset (as ``oracle operations`` prints)."""
-    if seconds <= 0:
-        return "-"
-    return datetime.fromtimestamp(seconds).astimezone().isoformat(timespec="seconds")
-
-
 def duration_text(seconds: float) -> str:
     """A run's duration as people read it: ``850ms``, ``4.2s``, ``3m05s``."""
     if seconds < 1:
@@ -128,7 +120,7 @@ def _row(run: LoggedRun) -> list[str]:
     record = run.record
     first_line = (run.message or "").strip().splitlines()[:1]
     return [
-        _when(record.created_at),
+        iso_time(record.created_at),
         record.thread_id,
         record.id,
         record.status,

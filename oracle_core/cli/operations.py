@@ -12,12 +12,11 @@ import json
 import shlex
 import sys
 from collections.abc import Awaitable, Callable
-from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from oracle_core.cli.common import build_oracle, echo_json, json_option, table
+from oracle_core.cli.common import build_oracle, echo_json, iso_time, json_option, table
 from oracle_core.cli.errors import fail
 from oracle_core.values.operations import OPERATION_STATUSES
 
@@ -34,13 +33,6 @@ WAITING_EXIT = 3
 
 _TIMES = ("created_at", "updated_at", "deadline", "resumed_at")
 """The fields of an operation that hold a time (Unix seconds), shown as ISO 8601."""
-
-
-def _when(seconds: float | None) -> str:
-    """A time as ISO 8601 in local time with its offset (``2026-12-01T22:03:04+01:00``)."""
-    if not seconds:
-        return "-"
-    return datetime.fromtimestamp(seconds).astimezone().isoformat(timespec="seconds")
 
 
 def _call(operation: Operation) -> str:
@@ -69,7 +61,9 @@ def waiting_text(result: RunResult) -> str:
             if operation.reason:
                 lines.append(f"  why:     {operation.reason}")
             if operation.deadline:
-                lines.append(f"  until:   {_when(operation.deadline)} (then it counts as denied)")
+                lines.append(
+                    f"  until:   {iso_time(operation.deadline)} (then it counts as denied)"
+                )
             lines.append(f"  approve: oracle operations approve {oid} [--reason TEXT]")
             lines.append(f"  deny:    oracle operations deny {oid} [--reason TEXT]")
         lines.append(f"  cancel:  oracle operations cancel {oid}")
@@ -118,7 +112,7 @@ def _row(operation: Operation) -> list[str]:
         operation.status,
         operation.thread_id,
         f"{operation.plugin}.{operation.tool}",
-        _when(operation.created_at),
+        iso_time(operation.created_at),
     ]
 
 
@@ -126,7 +120,7 @@ def _details(operation: Operation) -> str:
     data: dict[str, Any] = operation.to_json()
     for key in _TIMES:
         if data.get(key) is not None:
-            data[key] = _when(data[key])
+            data[key] = iso_time(data[key])
     lines = [f"{key}: {json.dumps(value, ensure_ascii=False)}" for key, value in data.items()]
     return "\n".join(lines)
 
