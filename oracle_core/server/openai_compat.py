@@ -145,21 +145,21 @@ async def _answered_after_wait(ctx: ServerContext, thread_id: str, text: str) ->
     that answer is the response, and no second run starts.
     """
     deps = await ctx.oracle.run_deps()
+    # The thread's waits first: most threads have none, so most turns read nothing more.
+    waited = {
+        o.run_id for o in await deps.store.list_operations(thread_id=thread_id)
+        if o.kind != "background" and o.resumed_at is not None
+    }  # fmt: skip
+    if not waited:
+        return None
     state = await ctx.oracle.checkpointer.load(thread_id)
     if not state.runs or state.runs[-1].status != "completed" or not state.messages:
         return None
-    last = state.messages[-1]
+    run, last = state.runs[-1], state.messages[-1]
     users = [m for m in state.messages if m.get("role") == "user"]
     if last.get("role") != "assistant" or last.get("tool_calls") or not users:
         return None
-    if users[-1].get("content") != text:
-        return None
-    run = state.runs[-1]
-    waited = [
-        o for o in await deps.store.list_operations(thread_id=thread_id)
-        if o.run_id == run.id and o.kind != "background" and o.resumed_at is not None
-    ]  # fmt: skip
-    if not waited:
+    if run.id not in waited or users[-1].get("content") != text:
         return None
     return RunResult(run.id, thread_id, "completed", str(last.get("content") or ""), run.usage)
 
