@@ -135,6 +135,9 @@ def main() -> None:
 
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
+    # Listening before the port is told: a client that connects while uvicorn still starts
+    # waits in the backlog instead of being refused (the test failed so on a busy machine).
+    sock.listen(128)
     print(f"PORT {sock.getsockname()[1]}", flush=True)
     config = uvicorn.Config(app.streamable_http_app(), log_level="warning")
     uvicorn.Server(config).run(sockets=[sock])
