@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from oracle_core import Middleware, Oracle, PluginManifest, Settings, Tool, hookimpl
+from oracle_core import Middleware, Oracle, PluginManifest, Settings, Tool, hookimpl, tool
 from oracle_core.authoring.manifest import Visibility
 from oracle_core.plugins.discovery import PluginSource
 from oracle_core.plugins.registry import Plugin
@@ -285,3 +285,23 @@ def serve_app(app: Any) -> Iterator[str]:
     finally:
         server.should_exit = True
         thread.join(60)
+
+
+@tool(approval=True)
+def delete_file(path: str) -> str:
+    """Delete a file."""
+    return f"deleted {path}"
+
+
+class Careful:
+    """An always plugin whose one tool (``delete_file``) needs a person's approval."""
+
+    @hookimpl
+    def oracle_manifest(self) -> PluginManifest:
+        return PluginManifest(
+            name="files", summary="Files.", when_to_use=["files"], visibility="always"
+        )
+
+    @hookimpl
+    def oracle_tools(self) -> list[Any]:
+        return [delete_file]

@@ -25,7 +25,7 @@ import httpx
 import openai
 import pytest
 from pydantic import BaseModel
-from support import CodePlugin
+from support import Careful, CodePlugin
 
 from oracle_core import PluginManifest, hookimpl, tool
 from oracle_core.server import create_app
@@ -295,26 +295,6 @@ def test_litellm_gets_a_client_tool_call_then_the_answer(
     assert second.choices[0].message.content == "Lima is sunny, 24 C."
     assert "get_weather" in sent_tools(fake_openai)
     assert fake_openai.requests[1].tool_results == ["sunny, 24 C"]
-
-
-@tool(approval=True)
-def delete_file(path: str) -> str:
-    """Delete a file."""
-    return f"deleted {path}"
-
-
-class Careful:
-    """An always plugin whose one tool needs a person's approval."""
-
-    @hookimpl
-    def oracle_manifest(self) -> PluginManifest:
-        return PluginManifest(
-            name="files", summary="Files.", when_to_use=["files"], visibility="always"
-        )
-
-    @hookimpl
-    def oracle_tools(self) -> list[Any]:
-        return [delete_file]
 
 
 def approve(url: str, path: str) -> None:

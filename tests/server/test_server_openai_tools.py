@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 import openai
 import pytest
-from support import CodePlugin
+from support import Careful, CodePlugin
 
 from oracle_core import PluginManifest, hookimpl, tool
 from oracle_core.testing.openai_server import FakeOpenAI, Reply
@@ -240,26 +240,6 @@ async def test_models_retrieve_names_the_oracle(serve: Any) -> None:
     assert model.id == "oracle"
     with pytest.raises(openai.NotFoundError):
         await client.models.retrieve("gpt-5")
-
-
-@tool(approval=True)
-def delete_file(path: str) -> str:
-    """Delete a file."""
-    return f"deleted {path}"
-
-
-class Careful:
-    """An always plugin whose one tool needs a person's approval."""
-
-    @hookimpl
-    def oracle_manifest(self) -> PluginManifest:
-        return PluginManifest(
-            name="files", summary="Files.", when_to_use=["files"], visibility="always"
-        )
-
-    @hookimpl
-    def oracle_tools(self) -> list[Any]:
-        return [delete_file]
 
 
 @pytest.mark.parametrize("thread", [None, "pinned"], ids=["stateless", "stateful"])
