@@ -34,6 +34,7 @@ from oracle_core.run.chain import MiddlewareChain
 from oracle_core.run.deps import RunDeps
 from oracle_core.run.executor import ToolExecutor
 from oracle_core.run.locks import ThreadLocks
+from oracle_core.run.observe import Observers
 from oracle_core.run.pool import SyncToolPool
 from oracle_core.run.requests import RequestBuilder
 from oracle_core.run.threads import ThreadCache
@@ -166,6 +167,7 @@ def build_deps(
     executor: ToolExecutor,
     limits: RunLimits,
     locks: ThreadLocks,
+    observers: Observers | None = None,
 ) -> RunDeps:
     """What runs use, with the waits' opening step handed to the loop."""
     return RunDeps(
@@ -178,6 +180,7 @@ def build_deps(
         locks=locks,
         threads=ThreadCache(),
         open_operations=open_operations,
+        observers=observers or Observers(),
     )
 
 

@@ -46,6 +46,7 @@ from oracle_core.run.client import ToolResultsStep, check_client_tools, check_th
 from oracle_core.run.deps import RunDeps
 from oracle_core.run.locks import ThreadLocks
 from oracle_core.run.loop import Run
+from oracle_core.run.observe import Observers, RunObserver
 from oracle_core.run.pool import SyncToolPool
 from oracle_core.run.requests import RequestBuilder
 from oracle_core.run.state import RunState
@@ -54,6 +55,7 @@ from oracle_core.run.waits.background import BackgroundWork
 from oracle_core.settings import Settings
 from oracle_core.store.base import Checkpointer
 from oracle_core.store.opening import open_store
+from oracle_core.telemetry import default_observers
 from oracle_core.values.events import Event
 from oracle_core.values.limits import RunLimits
 from oracle_core.values.messages import ModelRequest, ModelResponse
@@ -118,6 +120,8 @@ class Oracle(Blocking):
             Tier-1 block, tools on demand) or :class:`~oracle_core.Specialist` (exactly
             1 to 10 named tools, nothing else); default the ``[surface]`` table of
             ``oracle.toml``, else the catalog. Given here, it wins over ``oracle.toml``.
+        observers: more :class:`~oracle_core.run.observe.RunObserver` objects, told of
+            every event of every run after the oracle's own (traces, metrics).
 
     Raises:
         StrictPluginError: when ``settings.strict`` is set and any plugin failed.
@@ -140,6 +144,7 @@ class Oracle(Blocking):
         tool_timeout: float | None = None,
         limits: RunLimits | None = None,
         surface: Surface | None = None,
+        observers: Sequence[RunObserver] = (),
     ) -> None:
         self.settings = settings or Settings.from_env()
         self.instructions = instructions
@@ -164,6 +169,7 @@ class Oracle(Blocking):
         self._lifecycle: Lifecycle | None = None
         self._credentials: Credentials | None = None
         self._closed = False
+        self._observers = tuple(observers)
 
     @property
     def registry(self) -> Registry:
@@ -301,9 +307,11 @@ class Oracle(Blocking):
                     self._registry, self.limits, self._plugin_handle(), self._pool,
                     self.credentials, self._background,
                 )  # fmt: skip
+                observers = Observers([*default_observers(settings), *self._observers])
                 self._deps = build_deps(
-                    self.model, self.checkpointer, self.requests, executor, self.limits, self._locks
-                )
+                    self.model, self.checkpointer, self.requests, executor, self.limits,
+                    self._locks, observers,
+                )  # fmt: skip
         return self._deps
 
     async def start(self) -> None:

@@ -96,6 +96,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("models", "store", "capabilities", "credentials"),
     ("run",),
     ("run.waits",),
+    ("telemetry",),
     ("assembly", "prompt_report", "handle"),
     ("oracle",),
     ("server", "testing", "cli"),

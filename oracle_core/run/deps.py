@@ -7,13 +7,14 @@ Like pydantic-ai's ``GraphAgentDeps``: the :class:`~oracle_core.Oracle` builds a
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from oracle_core.models.base import Model
 from oracle_core.plugins.registry import Registry
 from oracle_core.run.chain import MiddlewareChain
 from oracle_core.run.executor import ToolExecutor
 from oracle_core.run.locks import ThreadLocks
+from oracle_core.run.observe import Observers
 from oracle_core.run.opening import OpenOperations
 from oracle_core.run.requests import RequestBuilder
 from oracle_core.run.threads import ThreadCache
@@ -36,6 +37,7 @@ class RunDeps:
         threads: recent threads' messages, so a turn reads only what is new.
         open_operations: what a new run does with its thread's operations as it opens
             (:func:`oracle_core.run.waits.opening.open_operations`, handed in by the oracle).
+        observers: what sees every event of every run (traces, metrics; run/observe.py).
     """
 
     model: Model
@@ -47,6 +49,7 @@ class RunDeps:
     locks: ThreadLocks
     threads: ThreadCache
     open_operations: OpenOperations
+    observers: Observers = field(default_factory=Observers)
 
     @property
     def registry(self) -> Registry:

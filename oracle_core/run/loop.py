@@ -81,12 +81,13 @@ class Run:
 
         The last event is always :class:`RunFinished`, whatever happened: a busy thread, a
         failing store, the model, a tool, a middleware, the run's time limit. Each event
-        is published to the store's channel (``checkpointer.events``) for the thread's
+        is handed to the oracle's observers (:mod:`oracle_core.run.observe`) and published to the store's channel (``checkpointer.events``) for the thread's
         followers, in any process, as it is yielded (unless the first step keeps the run
         to itself: a resume that another caller carries on).
         """
         deps, state = self.deps, self.state
         channel = deps.store.events
+        observe = deps.observers.observe
         lease = ThreadLease(
             deps.store,
             state.thread_id,
@@ -98,6 +99,7 @@ class Run:
             async with deps.locks(state.thread_id), lease:
                 state.deadline = asyncio.get_running_loop().time() + deps.limits.run_timeout
                 async for event in self._opened():
+                    observe(deps.registry, state, event)
                     if self.first.public:
                         channel.publish(state.thread_id, event)
                     yield event
@@ -109,6 +111,7 @@ class Run:
                 record.status, record.error = "failed", str(error)
             if not state.started:
                 started = RunStarted(record.id, state.thread_id)
+                observe(deps.registry, state, started)
                 if self.first.public:
                     channel.publish(state.thread_id, started)
                 yield started
@@ -125,6 +128,7 @@ class Run:
             list(state.client_calls),
             output=output_value(state),
         )
+        observe(deps.registry, state, finished)
         if self.first.public:
             channel.publish(state.thread_id, finished)
         yield finished

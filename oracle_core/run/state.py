@@ -45,6 +45,8 @@ class RunState:
         options: what the caller added to the run (client tools, model options).
         client_calls: the client tools' calls a ``waiting_for_client`` run hands back.
         output_repairs: the repair turns its answer had (run/output.py: one at most).
+        failed_observers: the observers that failed on this run (left out of its rest).
+        notes: what observers keep of this run between its events (each its own key).
     """
 
     record: RunRecord
@@ -64,6 +66,8 @@ class RunState:
     options: RunOptions = field(default_factory=RunOptions)
     client_calls: list[dict[str, Any]] = field(default_factory=list)
     output_repairs: int = 0
+    failed_observers: set[int] = field(default_factory=set)
+    notes: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def new(
