@@ -165,6 +165,7 @@ NOT_GUARDED = {
     "oracle_core.run.waits.background": "runs only calls the executor started, past the gate",
     "oracle_core.capabilities.prompt": "the Tier-1 block's text",
     "oracle_core.run.output": "checks a final answer's JSON; runs no tool",
+    "oracle_core.run.observe": "observers watch a run's events; they decide nothing",
 }
 """Modules of the guarded folders that decide neither what is shown nor what runs (each
 guarded module costs every plugin's import a few microseconds: the snapshot is compared

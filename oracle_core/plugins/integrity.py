@@ -39,6 +39,7 @@ GUARDED_MODULES = (
     "oracle_core.run.waits.settle",  # a person's decision, recorded once
     "oracle_core.capabilities.surface",  # a specialist surface's tools
     "oracle_core.run.lease",
+    "oracle_core.run.guards",  # usage limits and budgets: a run stopped before it spends
     "oracle_core.run.loop",
     "oracle_core.run.saving",  # the loop's saving and waiting, moved out of run.loop
     "oracle_core.run.turn",  # a new run's opening, moved out of run.loop

@@ -13,6 +13,7 @@ from oracle_core.models.base import Model
 from oracle_core.plugins.registry import Registry
 from oracle_core.run.chain import MiddlewareChain
 from oracle_core.run.executor import ToolExecutor
+from oracle_core.run.guards import Guards
 from oracle_core.run.locks import ThreadLocks
 from oracle_core.run.observe import Observers
 from oracle_core.run.opening import OpenOperations
@@ -38,6 +39,8 @@ class RunDeps:
         open_operations: what a new run does with its thread's operations as it opens
             (:func:`oracle_core.run.waits.opening.open_operations`, handed in by the oracle).
         observers: what sees every event of every run (traces, metrics; run/observe.py).
+        guards: what may stop a run before it spends more (usage limits, budgets;
+            run/guards.py).
     """
 
     model: Model
@@ -50,6 +53,7 @@ class RunDeps:
     threads: ThreadCache
     open_operations: OpenOperations
     observers: Observers = field(default_factory=Observers)
+    guards: Guards = field(default_factory=Guards)
 
     @property
     def registry(self) -> Registry:

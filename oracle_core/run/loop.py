@@ -193,6 +193,7 @@ class Run:
             client = state.options.client_names
             if client:
                 chosen |= client
+            await deps.guards.before_model(state, step)
             yield ModelCallStarted(
                 step,
                 list(request.tool_names),
@@ -208,6 +209,7 @@ class Run:
             response, sent = outcome
             record.steps = step
             record.usage = record.usage + response.usage
+            await deps.guards.after_model(state, step, response.usage)
             assistant = capped_reply(response.message, deps.limits.max_text_bytes)
             calls = response.tool_calls  # as the model sent them; the executor checks sizes
             if not calls:  # the final answer, checked against a wanted output (run/output.py)
@@ -225,7 +227,9 @@ class Run:
             handed = [c for c in calls if call_name(c) in client and call_name(c) in allowed]
             if handed:  # the caller runs these: they stay unanswered in the thread
                 calls = [c for c in calls if not any(c is h for h in handed)]
+            await deps.guards.before_tools(state, calls)
             results, loads = await self._run_tools(calls, allowed)
+            await deps.guards.after_tools(state, results)
             async for event in finish_step(deps, state, results, loads):
                 yield event
             if state.waiting:
