@@ -16,7 +16,7 @@ $(STAMP): pyproject.toml $(PACKAGES)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip uninstall --quiet --yes oracle-core 2>/dev/null
 	# -qq: setuptools prints a warning block for every editable install; errors still show.
-	$(BIN)/python -m pip install -qq -e '.[dev,server,postgres,search,mcp]' $(foreach p,$(PACKAGES),-e $(dir $(p)))
+	$(BIN)/python -m pip install -qq -e '.[dev,server,postgres,search,mcp,otel]' $(foreach p,$(PACKAGES),-e $(dir $(p)))
 	touch $(STAMP)
 
 # The npm clients tests/server/test_real_clients.py drives (the MCP Inspector CLI). Without

@@ -33,6 +33,7 @@ from oracle_core.run.calls import WaitCheck
 from oracle_core.run.chain import MiddlewareChain
 from oracle_core.run.deps import RunDeps
 from oracle_core.run.executor import ToolExecutor
+from oracle_core.run.guards import Guards
 from oracle_core.run.locks import ThreadLocks
 from oracle_core.run.observe import Observers
 from oracle_core.run.pool import SyncToolPool
@@ -160,6 +161,11 @@ def tool_executor(
     )
 
 
+def run_guards(settings: Settings, limits: RunLimits, store: Checkpointer) -> Guards:
+    """What may stop a run before it spends more (run/guards.py), asked in this order."""
+    return Guards([])
+
+
 def build_deps(
     model: Model,
     store: Checkpointer,
@@ -168,6 +174,7 @@ def build_deps(
     limits: RunLimits,
     locks: ThreadLocks,
     observers: Observers | None = None,
+    guards: Guards | None = None,
 ) -> RunDeps:
     """What runs use, with the waits' opening step handed to the loop."""
     return RunDeps(
@@ -181,6 +188,7 @@ def build_deps(
         threads=ThreadCache(),
         open_operations=open_operations,
         observers=observers or Observers(),
+        guards=guards or Guards(),
     )
 
 

@@ -21,6 +21,7 @@ import pluggy
 from oracle_core.assembly import (
     assemble_plugins,
     build_deps,
+    run_guards,
     choose_model,
     choose_surface,
     chosen_limits,
@@ -308,9 +309,10 @@ class Oracle(Blocking):
                     self.credentials, self._background,
                 )  # fmt: skip
                 observers = Observers([*default_observers(settings), *self._observers])
+                guards = run_guards(settings, self.limits, self.checkpointer)
                 self._deps = build_deps(
                     self.model, self.checkpointer, self.requests, executor, self.limits,
-                    self._locks, observers,
+                    self._locks, observers, guards,
                 )  # fmt: skip
         return self._deps
 
