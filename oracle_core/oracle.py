@@ -21,11 +21,11 @@ import pluggy
 from oracle_core.assembly import (
     assemble_plugins,
     build_deps,
-    run_guards,
     choose_model,
     choose_surface,
     chosen_limits,
     replaced,
+    run_guards,
     tool_executor,
     with_registry,
 )
