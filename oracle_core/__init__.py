@@ -106,6 +106,7 @@ if TYPE_CHECKING:
         MemoryCheckpointer as MemoryCheckpointer,
         SQLiteCheckpointer as SQLiteCheckpointer,
     )
+    from oracle_core.values.attachments import Attachment as Attachment
     from oracle_core.values.events import (
         ApprovalRequested as ApprovalRequested,
         CapabilityLoaded as CapabilityLoaded,

@@ -324,3 +324,8 @@ class ThreadWaitingError(OperationError):
 
 class ApprovalConfigError(OracleError, ValueError):
     """The ``[approvals]`` table of ``oracle.toml`` is not valid; the message names the key."""
+
+
+class AttachmentError(OracleError, ValueError):
+    """A file cannot be attached to a message: missing, too large, or of a kind no model reads
+    (the message names the file and what is accepted)."""

@@ -362,6 +362,7 @@ class Oracle(Blocking):
         tool_results: Mapping[str, str] | None = None,
         options: RunOptions | None = None,
         output_type: OutputType | None = None,
+        attachments: Sequence[Attachment] = (),
     ) -> AsyncIterator[Event]:
         """Run one user message on ``thread_id``, yielding events as they happen.
 
@@ -383,6 +384,8 @@ class Oracle(Blocking):
                 Schema; it replaces ``options.output``): the model is asked for it, and a
                 wrong answer gets one repair turn before the run fails with
                 :class:`~oracle_core.OutputValidationError` (docs/structured-output.md).
+            attachments: files sent with ``message`` (:class:`~oracle_core.Attachment`:
+                images and text files, as content parts after its text).
 
         Raises:
             ClientToolError: a client tool is named like a tool of the oracle (or its name or
@@ -403,6 +406,7 @@ class Oracle(Blocking):
         state = RunState.new(
             thread_id, message or "", user_id=user_id, stream=deltas, options=options
         )
+        state.attachments = tuple(attachments)
         first = None
         if tool_results is not None:
             await check_thread_results(deps, thread_id, tool_results)
@@ -421,11 +425,13 @@ class Oracle(Blocking):
         tool_results: Mapping[str, str] | None = None,
         options: RunOptions | None = None,
         output_type: OutputType | None = None,
+        attachments: Sequence[Attachment] = (),
     ) -> RunResult:
         """Run one user message on ``thread_id`` to its answer and return the whole run.
 
         ``tool_results`` instead of a message continues a ``waiting_for_client`` run, and
-        ``options`` adds the caller's own tools and model options (see :meth:`stream`).
+        ``options`` adds the caller's own tools and model options, ``attachments`` files
+        sent with the message (see :meth:`stream`).
         With ``output_type`` (a pydantic model class or a JSON Schema) the answer is JSON
         for it and :attr:`RunResult.output <oracle_core.RunResult.output>` its parsed value.
         """
@@ -437,6 +443,7 @@ class Oracle(Blocking):
             text_deltas=False,
             tool_results=tool_results,
             options=options,
+            attachments=attachments,
         )
         return RunResult.from_events(thread_id, [event async for event in stream], options.output)
 

@@ -26,6 +26,7 @@ from oracle_core.cli.transcript import status_of
 if TYPE_CHECKING:
     from oracle_core.oracle import Oracle
     from oracle_core.store.base import Checkpointer
+    from oracle_core.values.attachments import Attachment
     from oracle_core.values.events import Event
     from oracle_core.values.output import OutputSchema
     from oracle_core.values.result import RunResult
@@ -72,15 +73,62 @@ async def latest_ask_thread(store: Checkpointer) -> str | None:
     return next((t for t in await store.threads() if t.startswith(ASK_THREAD_PREFIX)), None)
 
 
+def read_attachments(paths: tuple[str, ...]) -> list[Attachment]:
+    """The files of ``-a``, each read and checked now, before any model is called.
+
+    Raises:
+        click.BadParameter: a file that cannot be read, is too large, or is neither an
+            image nor UTF-8 text (the message names it).
+    """
+    from oracle_core.errors import AttachmentError
+    from oracle_core.values.attachments import Attachment
+
+    try:
+        return [Attachment.from_path(path) for path in paths]
+    except AttachmentError as error:
+        raise click.BadParameter(str(error), param_hint="'-a' / '--attachment'") from None
+
+
+def check_images(model: str, attachments: list[Attachment]) -> None:
+    """Refuse images for a model litellm's table lists as not reading them.
+
+    Raises:
+        click.UsageError: naming the model and the image.
+    """
+    images = [a.name for a in attachments if a.is_image]
+    if not images:
+        return
+    from oracle_core.models.cost import PriceTable
+
+    if PriceTable().accepts_images(model) is False:
+        raise click.UsageError(
+            f"the model {model} does not read images (litellm's model table says so), so "
+            f"{images[0]} cannot be attached: choose a model with vision (--model), or "
+            "attach text files only"
+        )
+
+
 async def _ask(
-    oracle: Oracle, thread: str | None, prompt: str, user: str, output: OutputSchema | None = None
+    oracle: Oracle,
+    thread: str | None,
+    prompt: str,
+    user: str,
+    output: OutputSchema | None = None,
+    attachments: list[Attachment] | None = None,
 ) -> RunResult:
     events: list[Event] = []
     async with oracle, Progress(sys.stderr) as progress:
         progress.show("thinking...")
         if thread is None:  # -c: the latest ask conversation, else a fresh one (as llm)
             thread = await latest_ask_thread(oracle.checkpointer) or new_ask_thread()
-        stream = oracle.stream(thread, prompt, user_id=user, text_deltas=False, output_type=output)
+        stream = oracle.stream(
+            thread,
+            prompt,
+            user_id=user,
+            text_deltas=False,
+            output_type=output,
+            attachments=attachments or (),
+        )
         async for event in stream:
             events.append(event)
             status = status_of(event)
@@ -107,6 +155,15 @@ async def _ask(
 @json_option
 @click.option("--user", default="default", show_default=True, help="Who the run acts for.")
 @click.option(
+    "-a",
+    "--attachment",
+    "attachments",
+    multiple=True,
+    metavar="FILE",
+    help="Send FILE with the prompt: an image (PNG, JPEG, GIF, WebP) for a model with "
+    "vision, or a UTF-8 text file. Repeat for more.",
+)
+@click.option(
     "--schema",
     metavar="SCHEMA",
     help="Answer with JSON for SCHEMA: a JSON Schema inline, a .json file, or fields as "
@@ -121,6 +178,7 @@ def ask_command(
     api_key: str | None,
     as_json: bool,
     user: str,
+    attachments: tuple[str, ...],
     schema: str | None,
 ) -> None:
     """Ask PROMPT and print the answer (with --json, the whole turn).
@@ -134,6 +192,9 @@ def ask_command(
     wait (an approval, a connection) prints what it waits for and how to settle it
     (`oracle operations approve ID`) and exits with status 3; Ctrl-C exits with 130.
 
+    -a FILE attaches a file to the prompt: an image goes to the model as an image (a
+    model litellm lists without vision is refused before the call), a text file as text.
+
     With --schema the answer is JSON valid for SCHEMA (docs/structured-output.md): the
     model is asked for it, and an answer that is not gets one repair turn; still wrong, the
     run fails (exit 1) saying what is wrong.
@@ -144,9 +205,11 @@ def ask_command(
         thread = new_ask_thread()
     output = read_schema(schema) if schema is not None else None
     text = read_prompt(prompt)
+    files = read_attachments(attachments)
     oracle = build_oracle(require_model=True, model=model, api_base=api_base, api_key=api_key)
+    check_images(oracle.model.name, files)
     try:
-        result = asyncio.run(_ask(oracle, thread, text, user, output))
+        result = asyncio.run(_ask(oracle, thread, text, user, output, files))
     except KeyboardInterrupt:  # Ctrl-C: one line, and the status shells expect (128 + SIGINT)
         click.echo("oracle: interrupted", err=True)
         sys.exit(INTERRUPTED_EXIT)

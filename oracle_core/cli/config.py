@@ -108,7 +108,8 @@ def _render(data: dict[str, Any]) -> str:
         f"  strict: {plugins['strict']}, trace: {plugins['trace']}, "
         f"hook timeout: {plugins['hook_timeout']:g} s"
     )
-    limits = ", ".join(f"{k} {v:g}" for k, v in data["run_limits"].items())
+    # A usage limit that is not set (None) is no limit: it is left out.
+    limits = ", ".join(f"{k} {v:g}" for k, v in data["run_limits"].items() if v is not None)
     lines += [
         f"tier-1 budget: {data['tier1_budget']} tokens; list limit: {data['list_limit']} plugins",
         f"run limits:    {limits}",

@@ -47,10 +47,9 @@ class LoggedRun:
 
 
 def _text(message: Message) -> str:
-    content = message.get("content")
-    if isinstance(content, list):  # content parts: the text ones
-        return " ".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
-    return str(content or "")
+    from oracle_core.values.attachments import content_text
+
+    return content_text(message.get("content"))  # content parts: the text ones, [image]
 
 
 def _messages_of_runs(state: ThreadState) -> list[str | None]:

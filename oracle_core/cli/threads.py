@@ -13,6 +13,7 @@ import click
 from oracle_core.cli.common import echo_json, json_option, table, thread_argument
 from oracle_core.cli.store_access import with_store
 from oracle_core.cli.transcript import shorten
+from oracle_core.values.attachments import content_text
 from oracle_core.values.messages import Message, public_message
 
 if TYPE_CHECKING:
@@ -71,7 +72,7 @@ def message_lines(message: Message, limit: int = 400) -> list[str]:
     role = message.get("role", "?")
     lines = []
     if message.get("content"):
-        text = str(message["content"])
+        text = content_text(message["content"])  # attached images read as [image]
         if role == "tool":
             lines.append(click.style(f"  ← {shorten(text, limit)}", fg="green"))
         else:

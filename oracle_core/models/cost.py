@@ -1,4 +1,5 @@
-"""What a model call costs, from litellm's price table as shipped in its package.
+"""What a model call costs (and whether it reads images), from litellm's price table as
+shipped in its package.
 
 The table is read from ``litellm/model_prices_and_context_window_backup.json`` beside the
 installed ``litellm`` package, without importing litellm (which takes a second) and without
@@ -29,7 +30,7 @@ class Price:
     """US dollars per token of one model.
 
     Attributes:
-        model: the table's name of the model.
+        model: the model string it is the price of.
         input: per prompt token.
         output: per completion token.
     """
@@ -75,29 +76,36 @@ class PriceTable:
             self._entries = data if isinstance(data, dict) else {}
         return self._entries
 
+    def entry(self, model: str) -> dict[str, Any] | None:
+        """The table's entry of ``model``: listed as given, or (``openai/gpt-4o-mini``)
+        without its provider, when the entry is that provider's."""
+        entries = self.entries
+        entry = entries.get(model)
+        if isinstance(entry, dict):
+            return entry
+        provider, slash, rest = model.partition("/")
+        entry = entries.get(rest) if slash else None
+        if isinstance(entry, dict) and entry.get("litellm_provider") in (provider, None):
+            return entry
+        return None
+
     def price(self, model: str) -> Price | None:
         """The price of ``model`` (a litellm model string such as ``openai/gpt-4o-mini``),
         or ``None`` when the table has no per-token price for it."""
-        entries = self.entries
-        names = [model]
-        if "/" in model:  # "openai/gpt-4o-mini" is listed as "gpt-4o-mini" of provider openai
-            provider, rest = model.split("/", 1)
-            names.append(rest)
-        else:
-            provider = None
-        for name in names:
-            entry = entries.get(name)
-            if not isinstance(entry, dict):
-                continue
-            if name != model and entry.get("litellm_provider") not in (provider, None):
-                continue
-            cost_in, cost_out = (
-                entry.get("input_cost_per_token"),
-                entry.get("output_cost_per_token"),
-            )
-            if isinstance(cost_in, int | float) and isinstance(cost_out, int | float):
-                return Price(name, float(cost_in), float(cost_out))
+        entry = self.entry(model)
+        if entry is None:
+            return None
+        cost_in, cost_out = entry.get("input_cost_per_token"), entry.get("output_cost_per_token")
+        if isinstance(cost_in, int | float) and isinstance(cost_out, int | float):
+            return Price(model, float(cost_in), float(cost_out))
         return None
+
+    def accepts_images(self, model: str) -> bool | None:
+        """Whether ``model`` reads images: litellm's ``supports_vision`` for a model the
+        table lists (unset there is no, as litellm reads it); ``None`` for a model it does
+        not list (a local server's: images are sent, and the server answers for itself)."""
+        entry = self.entry(model)
+        return None if entry is None else entry.get("supports_vision") is True
 
     def cost(self, model: str, usage: Usage) -> float | None:
         """US dollars ``usage`` of ``model`` costs; ``None`` for a model without a price."""

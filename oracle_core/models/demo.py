@@ -21,6 +21,7 @@ from typing import Any
 
 from oracle_core.models.base import Model, assistant_message, tool_call
 from oracle_core.plugins.core_tools import LIST_CAPABILITIES, LOAD_CAPABILITY
+from oracle_core.values.attachments import content_text
 from oracle_core.values.messages import Message, ModelRequest, ModelResponse, Usage
 
 _WORD = re.compile(r"[a-z0-9]+")
@@ -75,7 +76,7 @@ def _turn(messages: Sequence[Mapping[str, Any]]) -> tuple[str, Sequence[Mapping[
     """The last user message and what came after it."""
     for index in range(len(messages) - 1, -1, -1):
         if messages[index].get("role") == "user":
-            return str(messages[index].get("content") or ""), messages[index + 1 :]
+            return content_text(messages[index].get("content")), messages[index + 1 :]
     return "", []
 
 

@@ -12,6 +12,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
+from oracle_core.values.attachments import Attachment
 from oracle_core.values.messages import Message
 from oracle_core.values.operations import Operation
 from oracle_core.values.run_options import RunOptions, options_json
@@ -31,6 +32,7 @@ class RunState:
         record: the run's record (its id, thread, status, steps, usage, error).
         owner: who holds the thread's lease (a resume attempt has its own).
         message: what the user said ("" for a resumed run).
+        attachments: the files attached to it (values/attachments.py).
         user_id: who the run acts for.
         stream: yield the model's text as it arrives (``text_delta`` events).
         messages: the thread's messages, as saved.
@@ -66,6 +68,7 @@ class RunState:
     options: RunOptions = field(default_factory=RunOptions)
     client_calls: list[dict[str, Any]] = field(default_factory=list)
     output_repairs: int = 0
+    attachments: tuple[Attachment, ...] = ()
     failed_observers: set[int] = field(default_factory=set)
     notes: dict[str, Any] = field(default_factory=dict)
 

@@ -19,6 +19,7 @@ from oracle_core.run.opening import OpenedOperations
 from oracle_core.run.saving import interrupted_results, save
 from oracle_core.run.state import RunState
 from oracle_core.store.base import INTERRUPTED_ERROR
+from oracle_core.values.attachments import user_content
 from oracle_core.values.events import Event
 from oracle_core.values.messages import Message
 from oracle_core.values.threads import RunRecord
@@ -52,7 +53,7 @@ class NewTurn:
 
     async def open(self, deps: RunDeps, state: RunState) -> None:
         """Load the thread, close what a dead run left open, and save the user's message."""
-        user: Message = {"role": "user", "content": state.message}
+        user: Message = {"role": "user", "content": user_content(state.message, state.attachments)}
         await open_run(
             deps,
             state,

@@ -225,8 +225,11 @@ class Settings:
 
     @cached_property
     def _config(self) -> dict[str, Any]:
-        from oracle_core.settings.unknown import warn_unknown_config_names
+        from oracle_core.settings.unknown import log, warn_unknown_config_names
+        from oracle_core.settings.variables import unknown_variables
 
+        for warning in unknown_variables(self.env):  # ORACLE_MODLE is named, not ignored
+            log.warning("%s", warning)
         data = read_config(self.config_path)
         warn_unknown_config_names(self.config_path, data)  # a typo is named, not ignored
         return data
@@ -236,7 +239,8 @@ class Settings:
 
         A table or key that nothing reads is logged as a warning on the
         ``oracle_core.settings`` logger, naming its line and the closest known name
-        (:mod:`oracle_core.settings.unknown`).
+        (:mod:`oracle_core.settings.unknown`); so is an ``ORACLE_*`` environment variable
+        that nothing reads (:mod:`oracle_core.settings.variables`).
 
         Raises:
             ConfigError: naming the file, the line and the key at fault.

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from oracle_core.environment import prepare_tokenizer
+from oracle_core.values.attachments import IMAGE_TOKENS, without_images
 
 ENCODING = "o200k_base"
 
@@ -30,9 +31,14 @@ def count_tokens(text: str) -> int:
 def count_message_tokens(message: Mapping[str, Any]) -> int:
     """Tokens of one chat message as the model sees it: its public keys as compact JSON.
 
-    Keys starting with ``_`` are the core's bookkeeping and are never sent, so never counted.
+    Keys starting with ``_`` are the core's bookkeeping and are never sent, so never counted;
+    an attached image counts as :data:`~oracle_core.values.attachments.IMAGE_TOKENS`.
     """
-    return count_json_tokens({k: v for k, v in message.items() if not k.startswith("_")})
+    public = {k: v for k, v in message.items() if not k.startswith("_")}
+    images = 0
+    if isinstance(public.get("content"), list):
+        public["content"], images = without_images(public["content"])
+    return count_json_tokens(public) + images * IMAGE_TOKENS
 
 
 def count_json_tokens(value: Any) -> int:

@@ -375,6 +375,16 @@ function scrollDown() {
   log.scrollTop = log.scrollHeight;
 }
 
+function contentText(content) {
+  // A user message's text; of content parts, the text ones, each attached image as [image].
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return "";
+  return content
+    .map((p) => (p && p.type === "text" ? String(p.text || "") : p && p.type === "image_url" ? "[image]" : ""))
+    .filter((t) => t)
+    .join("\n\n");
+}
+
 function loadedNames(content) {
   try {
     const entries = JSON.parse(content);
@@ -401,7 +411,7 @@ function renderThread(thread) {
     if (m.role === "user") {
       finish();
       index += 1;
-      turn = newTurn(typeof m.content === "string" ? m.content : JSON.stringify(m.content));
+      turn = newTurn(contentText(m.content));
     } else if (m.role === "assistant" && turn) {
       if (m.content) addText(turn, m.content);
       for (const c of m.tool_calls || []) {
