@@ -115,6 +115,8 @@ def chosen_limits(limits: RunLimits, **chosen: Any) -> RunLimits:
 def choose_model(model: str | None, settings: Settings) -> Model:
     """The model of a model string (``settings.model`` when none), else the demo model.
 
+    A name of ``[aliases]`` in ``oracle.toml`` stands for its model string.
+
     A model string picks its client (:func:`~oracle_core.models.openai.model_for`): the
     openai SDK for ``openai/...`` strings, litellm for the rest. Imported here, on first
     use, so building an oracle imports neither. Without ``settings.api_key`` nor the
@@ -122,6 +124,7 @@ def choose_model(model: str | None, settings: Settings) -> Model:
     """
     name = model or settings.model
     if name:
+        name = settings.resolve_model(name)  # an [aliases] name, or the model string
         from oracle_core.models.openai import model_for
         from oracle_core.settings.keys import stored_key_for
 

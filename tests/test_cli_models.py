@@ -55,6 +55,7 @@ def test_models_json_names_providers_models_and_key_sources_without_values(
     report = json.loads(out)
     assert report["configured"] == {
         "model": "anthropic/claude-3-5-haiku-20241022",
+        "alias": None,
         "client": "litellm",
         "provider": "anthropic",
         "key": None,

@@ -16,7 +16,9 @@ from oracle_core.cli.common import (
     api_key_option,
     build_oracle,
     json_option,
+    key_option,
     model_option,
+    stored_key,
     thread_option_of,
 )
 from oracle_core.cli.operations import print_outcome
@@ -152,6 +154,7 @@ async def _ask(
 @model_option
 @api_base_option
 @api_key_option
+@key_option
 @json_option
 @click.option("--user", default="default", show_default=True, help="Who the run acts for.")
 @click.option(
@@ -176,6 +179,7 @@ def ask_command(
     model: str | None,
     api_base: str | None,
     api_key: str | None,
+    key_name: str | None,
     as_json: bool,
     user: str,
     attachments: tuple[str, ...],
@@ -206,6 +210,8 @@ def ask_command(
     output = read_schema(schema) if schema is not None else None
     text = read_prompt(prompt)
     files = read_attachments(attachments)
+    if key_name is not None:
+        api_key = stored_key(key_name, api_key)
     oracle = build_oracle(require_model=True, model=model, api_base=api_base, api_key=api_key)
     check_images(oracle.model.name, files)
     try:

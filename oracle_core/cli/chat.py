@@ -18,7 +18,9 @@ from oracle_core.cli.common import (
     api_base_option,
     api_key_option,
     build_oracle,
+    key_option,
     model_option,
+    stored_key,
     thread_option,
 )
 from oracle_core.cli.progress import Progress
@@ -123,17 +125,25 @@ async def session(oracle: Oracle, reader: LineReader, state: ChatState, verbose:
 @model_option
 @api_base_option
 @api_key_option
+@key_option
 @click.option(
     "--verbose", "-v", is_flag=True, help="Also show each model call and its prompt tokens."
 )
 def chat_command(
-    thread: str, model: str | None, api_base: str | None, api_key: str | None, verbose: bool
+    thread: str,
+    model: str | None,
+    api_base: str | None,
+    api_key: str | None,
+    key_name: str | None,
+    verbose: bool,
 ) -> None:
     """Talk with the oracle on a thread, with line editing and history.
 
     /help lists the commands; /quit, Ctrl-D, or Ctrl-C at the prompt leave. Ctrl-C while
     the oracle works cancels that turn. The history is kept in $ORACLE_HOME/chat_history.
     """
+    if key_name is not None:
+        api_key = stored_key(key_name, api_key)
     oracle = build_oracle(require_model=True, model=model, api_base=api_base, api_key=api_key)
     reader = line_reader(oracle.settings.home)
     with contextlib.suppress(KeyboardInterrupt):

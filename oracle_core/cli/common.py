@@ -50,6 +50,38 @@ api_key_option = click.option(
     "variable, e.g. OPENAI_API_KEY].",
 )
 
+key_option = click.option(
+    "--key",
+    "key_name",
+    metavar="NAME",
+    help="Use the API key stored as NAME (`oracle keys set NAME`) instead of --api-key.",
+)
+
+
+def stored_key(name: str, api_key: str | None) -> str:
+    """The value of the key stored as ``name`` (``--key NAME``), read from ``keys.json``.
+
+    Raises:
+        click.UsageError: ``--api-key`` given too, or no key of that name is stored
+            (saying how to list and store keys).
+    """
+    from oracle_core.settings.keys import keys_path, read_keys
+
+    if (
+        api_key is not None
+        and click.get_current_context().get_parameter_source("api_key")
+        is click.core.ParameterSource.COMMANDLINE
+    ):
+        raise click.UsageError("give --key NAME or --api-key KEY, not both")
+    keys = read_keys(keys_path(load_settings().home))
+    if name not in keys:
+        stored = ", ".join(sorted(keys)) or "none"
+        raise click.UsageError(
+            f"no key named {name!r} is stored (stored: {stored}); store it with "
+            f"`oracle keys set {name}`"
+        )
+    return keys[name]
+
 
 def _thread_id(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
     if value is None:

@@ -1,5 +1,6 @@
-"""``oracle models``: the configured model, its client and key, and the models litellm knows
-for each provider that has a key (in the environment or stored by ``oracle keys``).
+"""``oracle models``: the configured model, its client and key, the ``[aliases]`` of
+``oracle.toml``, and the models litellm knows for each provider that has a key (in the
+environment or stored by ``oracle keys``).
 
 Read from litellm's local model list only (its price map from the package): nothing is
 fetched and no model is called.
@@ -57,9 +58,11 @@ def models_report(settings: Settings) -> dict[str, Any]:
     env = settings.env
     keys = read_keys(keys_path(settings.home))
     configured: dict[str, Any] | None = None
+    aliases = settings.model_aliases()
     if settings.model:
-        demo = settings.model == DEMO_MODEL
-        provider = None if demo else provider_of(settings.model)
+        model = settings.resolve_model(settings.model)
+        demo = model == DEMO_MODEL
+        provider = None if demo else provider_of(model)
         if demo or provider is None:
             key: str | None = "none needed"
         elif settings.api_key:
@@ -67,8 +70,9 @@ def models_report(settings: Settings) -> dict[str, Any]:
         else:
             key = _key_source(provider, keys, env)
         configured = {
-            "model": settings.model,
-            "client": _client(settings.model, env),
+            "model": model,
+            "alias": settings.model if model != settings.model else None,
+            "client": _client(model, env),
             "provider": provider,
             "key": key,
         }
@@ -84,6 +88,7 @@ def models_report(settings: Settings) -> dict[str, Any]:
             providers.append({"provider": provider, "key": source, "models": models})
     return {
         "configured": configured,
+        "aliases": aliases,
         "providers": providers,
         "keys_path": str(keys_path(settings.home)),
     }
@@ -98,7 +103,11 @@ _NO_KEY = (
 @click.command("models")
 @json_option
 def models_command(as_json: bool) -> None:
-    """Show the configured model and the models of each provider that has a key.
+    """Show the configured model, the model aliases, and the models of each provider that
+    has a key.
+
+    Aliases are short names for model strings, set in oracle.toml (`[aliases]` with
+    `fast = "openai/gpt-4o-mini"`) and usable wherever a model is named (--model fast).
 
     A provider has a key when its variable (e.g. OPENAI_API_KEY) is set or a key named
     like it is stored (`oracle keys set openai`). The list is litellm's local one: nothing
@@ -113,10 +122,14 @@ def models_command(as_json: bool) -> None:
     configured = report["configured"]
     if configured:
         key = configured["key"] or "none"
-        click.echo(f"Configured model: {configured['model']}")
+        alias = f" (alias {configured['alias']})" if configured["alias"] else ""
+        click.echo(f"Configured model: {configured['model']}{alias}")
         click.echo(f"  client: {configured['client']}; key: {key}")
     else:
         click.echo(f"Configured model: none ({NO_MODEL})")
+    if report["aliases"]:
+        click.echo("\nAliases ([aliases] in oracle.toml):")
+        click.echo("\n".join(f"  {name}: {model}" for name, model in report["aliases"].items()))
     if not report["providers"]:
         click.echo(f"\n{_NO_KEY}")
     for entry in report["providers"]:

@@ -304,6 +304,38 @@ class Settings:
         section = self._config.get("sync_tools", {})
         return read_shares(section, self.sync_tool_share, self.config_path)
 
+    def model_aliases(self) -> dict[str, str]:
+        """The ``[aliases]`` table of ``oracle.toml``: short names for model strings
+        (``fast = "openai/gpt-4o-mini"``), usable wherever a model is named
+        (``ORACLE_MODEL``, ``--model``, ``Oracle(model=...)``).
+
+        Raises:
+            ConfigError: an alias that is not a non-empty string, or that contains ``/``
+                (it could never be told from a model string), naming its line.
+        """
+        from oracle_core.settings.reading import bad_config_value
+
+        aliases = self._config.get("aliases", {})
+        for name, target in aliases.items():
+            if "/" in name or not name.strip():
+                raise bad_config_value(
+                    self.config_path, f"aliases.{name}", name, "an alias name without '/'"
+                )
+            if not isinstance(target, str) or not target.strip():
+                raise bad_config_value(
+                    self.config_path, f"aliases.{name}", target, "a model string"
+                )
+        return {name: target.strip() for name, target in aliases.items()}
+
+    def resolve_model(self, model: str) -> str:
+        """``model`` itself, or the model string it is an alias of (one step: an alias of
+        an alias is not followed, so no chain can loop).
+
+        Raises:
+            ConfigError: ``[aliases]`` is malformed (see :meth:`model_aliases`).
+        """
+        return self.model_aliases().get(model, model)
+
     def approvals_config(self) -> Any:
         """The ``[approvals]`` table of ``oracle.toml`` as written (``{}`` when there is none).
 

@@ -29,13 +29,13 @@ FLAG_FALSE = ("", "0", "false", "no", "off")
 TABLES_OF_TABLES = ("plugins", "mcp")
 """Top-level keys of ``oracle.toml`` whose every entry is a table (``[plugins.<name>]``)."""
 
-TABLES = ("surface", "approvals", "sync_tools")
+TABLES = ("surface", "approvals", "sync_tools", "budgets", "aliases")
 """Top-level keys of ``oracle.toml`` that are one table."""
 
 _TOML_POSITION = re.compile(r"\s*\(at line (\d+), column (\d+)\)$")
 _TOML_END = re.compile(r"\s*\(at end of document\)$")
 _HEADER = re.compile(r"^\s*\[\[?\s*([^\]]+?)\s*\]\]?\s*(#.*)?$")
-_ASSIGNMENT = re.compile(r"^\s*([A-Za-z0-9_.\-\"' ]+?)\s*=")
+_ASSIGNMENT = re.compile(r"^\s*([A-Za-z0-9_.\-\"' ]+?|\"[^\"]*\"|'[^']*')\s*=")
 
 
 def bad_variable(variable: str, raw: str, expected: str) -> ConfigError:
