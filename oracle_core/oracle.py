@@ -39,6 +39,7 @@ from oracle_core.errors import OracleClosedError
 from oracle_core.handle import PluginHandle, RegistryViews
 from oracle_core.models.base import Model
 from oracle_core.models.demo import DemoModel
+from oracle_core.plugins.collector import fewer_collections
 from oracle_core.plugins.lifecycle import Lifecycle
 from oracle_core.plugins.loader import new_plugin_manager
 from oracle_core.plugins.registry import Plugin, Registry
@@ -156,9 +157,10 @@ class Oracle(Blocking):
         self._states = PluginStates()
         self._views = RegistryViews()  # what plugin code reads of the registry, kept
         self.plugin_manager: pluggy.PluginManager = new_plugin_manager()
-        self._registry = assemble_plugins(
-            self.settings, self._states, self.plugin_manager, plugins, entry_points, path
-        )
+        with fewer_collections():  # restored after (plugins/collector.py)
+            self._registry = assemble_plugins(
+                self.settings, self._states, self.plugin_manager, plugins, entry_points, path
+            )
         self._surface = choose_surface(surface, self.settings, self._registry)
         self._requests: RequestBuilder | None = None
         self._model = model

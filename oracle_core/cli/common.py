@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import json
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -17,9 +15,6 @@ from oracle_core.errors import InvalidThreadIdError
 from oracle_core.values.ids import check_thread_id
 
 _F = TypeVar("_F", bound=Callable[..., Any])
-
-ASSEMBLY_GC_THRESHOLD = 20_000
-"""Allocations between young-generation collections while the CLI assembles an oracle."""
 
 if TYPE_CHECKING:
     from oracle_core.capabilities.surface import Surface
@@ -164,29 +159,10 @@ def build_oracle(
         click.echo(f"oracle: {NO_MODEL}", err=True)
         sys.exit(2)
     try:
-        with fewer_collections():
-            return Oracle(settings=resolved, surface=surface)
+        return Oracle(settings=resolved, surface=surface)
     except (StrictPluginError, SurfaceError) as error:
         click.echo(f"oracle: {error}", err=True)
         sys.exit(1)
-
-
-@contextlib.contextmanager
-def fewer_collections(young: int = ASSEMBLY_GC_THRESHOLD) -> Iterator[None]:
-    """Run the young generation's garbage collection less often while the oracle assembles.
-
-    Assembling a large catalog allocates millions of objects that all stay alive (modules,
-    tools, manifests), so CPython's collector, run every 700 allocations, scans them again
-    and again for nothing: with 4,000 plugins about 900 collections cost half a second.
-    The command line owns its process, so it raises the threshold for the assembly and
-    puts it back after; an embedding application's collector is never touched.
-    """
-    before = gc.get_threshold()
-    gc.set_threshold(max(young, before[0]), *before[1:])
-    try:
-        yield
-    finally:
-        gc.set_threshold(*before)
 
 
 def table(rows: list[list[str]], headers: list[str]) -> str:
