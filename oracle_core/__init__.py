@@ -35,6 +35,8 @@ if TYPE_CHECKING:
     )
     from oracle_core.errors import (
         ApprovalConfigError as ApprovalConfigError,
+        AttachmentError as AttachmentError,
+        BudgetExceededError as BudgetExceededError,
         ClientToolError as ClientToolError,
         ConfigError as ConfigError,
         CredentialMissingError as CredentialMissingError,
@@ -68,6 +70,7 @@ if TYPE_CHECKING:
         ToolError as ToolError,
         ToolResultsError as ToolResultsError,
         UnknownConnectionError as UnknownConnectionError,
+        UsageLimitExceeded as UsageLimitExceeded,
     )
     from oracle_core.models.base import Model as Model
     from oracle_core.oracle import Oracle as Oracle

@@ -7,6 +7,7 @@ plain function of what it is given, so the facade keeps only its lifecycle and d
 from __future__ import annotations
 
 import dataclasses
+import logging
 import os
 from collections.abc import Sequence
 from typing import Any
@@ -29,6 +30,7 @@ from oracle_core.plugins.discovery import find_entry_points, select
 from oracle_core.plugins.loader import Candidate, assemble, source_for_object
 from oracle_core.plugins.mcp.assembly import add_mcp_servers, split_servers
 from oracle_core.plugins.registry import Plugin, Registry
+from oracle_core.run.budgets import budget_guard
 from oracle_core.run.calls import WaitCheck
 from oracle_core.run.chain import MiddlewareChain
 from oracle_core.run.deps import RunDeps
@@ -39,6 +41,7 @@ from oracle_core.run.observe import Observers
 from oracle_core.run.pool import SyncToolPool
 from oracle_core.run.requests import RequestBuilder
 from oracle_core.run.threads import ThreadCache
+from oracle_core.run.usage_limits import UsageLimits
 from oracle_core.run.waits.approvals import ApprovalCheck, ApprovalPolicy
 from oracle_core.run.waits.background import BackgroundWork
 from oracle_core.run.waits.connections import ConnectionCheck
@@ -46,6 +49,8 @@ from oracle_core.run.waits.opening import open_operations
 from oracle_core.settings import Settings
 from oracle_core.store.base import Checkpointer
 from oracle_core.values.limits import RunLimits
+
+log = logging.getLogger("oracle_core.assembly")
 
 
 def assemble_plugins(
@@ -164,9 +169,19 @@ def tool_executor(
     )
 
 
-def run_guards(settings: Settings, limits: RunLimits, store: Checkpointer) -> Guards:
+def run_guards(
+    settings: Settings, limits: RunLimits, store: Checkpointer, registry: Registry | None = None
+) -> Guards:
     """What may stop a run before it spends more (run/guards.py), asked in this order."""
-    return Guards([])
+    usage = UsageLimits(limits)
+    if warning := usage.check_model(settings.model):  # said at start; each run says it too
+        log.warning("%s", warning)
+    # The ledger first: it notes each call before a later guard may stop the run on it.
+    tools = registry.tools if registry is not None else {}
+    ledger = budget_guard(
+        settings, store, plugin_of=lambda name: tools[name].plugin.name if name in tools else ""
+    )
+    return Guards([ledger, usage])
 
 
 def build_deps(

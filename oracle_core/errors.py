@@ -156,6 +156,59 @@ class RunLimitError(OracleError):
     """A run reached a limit the operator set (model calls per run, ...)."""
 
 
+class UsageLimitExceeded(RunLimitError):
+    """A run used more than a usage limit allows (docs/limits.md); it stopped there.
+
+    The run fails with this error, its usage so far recorded, and its thread stays usable.
+
+    Attributes:
+        limit: the :class:`~oracle_core.RunLimits` field (``max_output_tokens``, ...).
+        value: the figure the limit allows.
+        actual: what the run used, or would have used (requests, tool calls).
+    """
+
+    def __init__(self, message: str, *, limit: str, value: float, actual: float) -> None:
+        super().__init__(message)
+        self.limit = limit
+        self.value = value
+        self.actual = actual
+
+
+class BudgetExceededError(RunLimitError):
+    """A user's or thread's budget for the day or month is spent (docs/usage.md).
+
+    Raised before a model call, so the run stops without spending more; its thread stays
+    usable, and runs go on once the window turns (UTC) or the budget is raised.
+
+    Attributes:
+        scope: ``"user"`` or ``"thread"``.
+        key: the user id or thread id.
+        window: ``"day"`` or ``"month"`` (calendar, UTC).
+        measure: ``"tokens"``, ``"cost"`` (US dollars) or ``"requests"``.
+        limit: the budget.
+        spent: what was spent in the window when the run was stopped.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        scope: str,
+        key: str,
+        window: str,
+        measure: str,
+        limit: float,
+        spent: float,
+    ) -> None:
+        super().__init__(message)
+        self.scope = scope
+        self.key = key
+        self.window = window
+        self.measure = measure
+        self.limit = limit
+        self.spent = spent
+
+
 class OracleClosedError(OracleError):
     """The oracle was closed; build a new one to run again."""
 

@@ -58,6 +58,7 @@ from oracle_core.settings import Settings
 from oracle_core.store.base import Checkpointer
 from oracle_core.store.opening import open_store
 from oracle_core.telemetry import default_observers
+from oracle_core.values.attachments import Attachment
 from oracle_core.values.events import Event
 from oracle_core.values.limits import RunLimits
 from oracle_core.values.messages import ModelRequest, ModelResponse
@@ -311,7 +312,7 @@ class Oracle(Blocking):
                     self.credentials, self._background,
                 )  # fmt: skip
                 observers = Observers([*default_observers(settings), *self._observers])
-                guards = run_guards(settings, self.limits, self.checkpointer)
+                guards = run_guards(settings, self.limits, self.checkpointer, self._registry)
                 self._deps = build_deps(
                     self.model, self.checkpointer, self.requests, executor, self.limits,
                     self._locks, observers, guards,

@@ -24,6 +24,7 @@ from oracle_core.cli.prompt import prompt_command
 from oracle_core.cli.search import search_command
 from oracle_core.cli.serve import serve_command
 from oracle_core.cli.threads import threads_group
+from oracle_core.cli.usage import usage_command
 from oracle_core.version import DISTRIBUTION
 
 
@@ -44,6 +45,7 @@ for command in (
     keys_group,
     threads_group,
     logs_command,
+    usage_command,
     config_command,
     serve_command,
     mcp_command,

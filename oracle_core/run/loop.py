@@ -36,7 +36,13 @@ from oracle_core.run.executor import cap, error_result, over
 from oracle_core.run.gated import GatedCalls
 from oracle_core.run.lease import ThreadLease
 from oracle_core.run.output import final_answer, output_value
-from oracle_core.run.saving import call_arguments, call_name, finish_step, save
+from oracle_core.run.saving import (
+    call_arguments,
+    call_name,
+    finish_step,
+    interrupted_results,
+    save,
+)
 from oracle_core.run.state import RunState
 from oracle_core.run.state import new_run_id as new_run_id  # re-exported: testing/drive.py
 from oracle_core.run.turn import FirstStep, NewTurn
@@ -152,7 +158,7 @@ class Run:
             state.record.status = "failed"
             state.record.error = str(error)
             try:
-                await save(deps, state, unanswered(state))
+                await save(deps, state, unanswered(state, error))
             except Exception:
                 log.exception("run %s: its failure could not be saved", state.record.id)
 
@@ -375,11 +381,20 @@ def clean_response(response: ModelResponse) -> ModelResponse:
     return ModelResponse(message, response.usage)
 
 
-def unanswered(state: RunState) -> list[Message]:
+def unanswered(state: RunState, error: BaseException | None = None) -> list[Message]:
     """What a run that failed without an answer saves: a marker after its user message, so
     no model is sent that message again (``[]`` when the model answered, or no message is
-    the run's own). A cancelled run keeps its message: a person stopped it, mid-question."""
-    if state.record.steps or not state.messages or state.messages[-1].get("role") != "user":
+    the run's own). A cancelled run keeps its message: a person stopped it, mid-question.
+
+    A run a limit stopped (``error``, a :class:`RunLimitError`) answers the calls it left
+    open, each saying why it did not run; stopped after a model call whose response it did
+    not keep (a usage limit), it closes its turn with the marker all the same."""
+    if isinstance(error, RunLimitError):
+        if results := interrupted_results(state.messages, str(error)):
+            return results
+    elif state.record.steps:
+        return []
+    if not state.messages or state.messages[-1].get("role") != "user":
         return []
     return [unanswered_marker(state.record.id)]
 

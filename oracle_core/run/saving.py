@@ -104,9 +104,12 @@ def cleaned(result: ToolResult) -> ToolResult:
     return result if content is result.content else result.replace(content=content)
 
 
-def interrupted_results(messages: Sequence[Message]) -> list[Message]:
-    """Tool results for calls a crashed run left unanswered, so the thread stays valid."""
-    error = json.dumps({"error": "not run: the run that asked for it was interrupted"})
+def interrupted_results(
+    messages: Sequence[Message], reason: str = "the run that asked for it was interrupted"
+) -> list[Message]:
+    """Tool results for calls a crashed (or stopped) run left unanswered, so the thread
+    stays valid; each says it was not run and why (``reason``)."""
+    error = json.dumps({"error": f"not run: {reason}"})
     return [
         {"role": "tool", "tool_call_id": call_id, "content": error}
         for call_id in unanswered_calls(messages)

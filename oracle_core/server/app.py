@@ -26,6 +26,7 @@ from oracle_core.server.page import page_router, static_mount
 from oracle_core.server.plugin_routes import plugin_routes
 from oracle_core.server.security import SecurityHeadersMiddleware
 from oracle_core.server.threads import threads_router
+from oracle_core.server.usage import usage_router
 from oracle_core.version import __version__
 
 if TYPE_CHECKING:
@@ -115,6 +116,7 @@ def create_app(
     ]
     routers.append(connections_router(ctx))
     routers.append(operations_router(ctx))
+    routers.append(usage_router(ctx))
     routers.append(follow_router(ctx))
     if chat_page:
         routers.append(page_router(ctx))

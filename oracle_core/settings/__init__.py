@@ -76,8 +76,23 @@ def _database_url(value: str | None) -> str | None:
     return url
 
 
+_USAGE_LIMIT_VARIABLES: tuple[tuple[str, str, type, str], ...] = (
+    ("ORACLE_MAX_REQUESTS", "max_requests", int, "model requests"),
+    ("ORACLE_MAX_INPUT_TOKENS", "max_input_tokens", int, "tokens"),
+    ("ORACLE_MAX_OUTPUT_TOKENS", "max_output_tokens", int, "tokens"),
+    ("ORACLE_MAX_TOTAL_TOKENS", "max_total_tokens", int, "tokens"),
+    ("ORACLE_MAX_TOOL_CALLS", "max_tool_calls", int, "tool calls"),
+    ("ORACLE_MAX_COST", "max_cost", float, "US dollars"),
+)
+"""The environment variables of the usage limits (docs/limits.md): unset or empty is no
+limit, and each may be 0 (a run with ``ORACLE_MAX_REQUESTS=0`` makes no model call)."""
+
+
 def _run_limits(env: Mapping[str, str]) -> RunLimits:
     values: dict[str, Any] = {}
+    for variable, name, kind, unit in _USAGE_LIMIT_VARIABLES:
+        if (env.get(variable) or "").strip():
+            values[name] = env_number(env, variable, kind, kind(0), minimum=0, unit=unit)
     defaults = RunLimits()
     for variable, name, kind, unit in _RUN_LIMIT_VARIABLES:
         default = getattr(defaults, name)
@@ -127,7 +142,9 @@ class Settings:
         run_limits: how far a run may go (``ORACLE_MAX_STEPS``, ``ORACLE_TOOL_CONCURRENCY``,
             ``ORACLE_TOOL_TIMEOUT``, ``ORACLE_MAX_RESULT_BYTES``, ``ORACLE_MAX_TEXT_BYTES``,
             ``ORACLE_RUN_TIMEOUT``, ``ORACLE_SYNC_TOOL_WORKERS``, ``ORACLE_BUSY_WAIT``,
-            ``ORACLE_LEASE_TTL``).
+            ``ORACLE_LEASE_TTL``; the usage limits ``ORACLE_MAX_REQUESTS``,
+            ``ORACLE_MAX_INPUT_TOKENS``, ``ORACLE_MAX_OUTPUT_TOKENS``,
+            ``ORACLE_MAX_TOTAL_TOKENS``, ``ORACLE_MAX_TOOL_CALLS``, ``ORACLE_MAX_COST``).
         sync_tool_share: ``ORACLE_SYNC_TOOL_SHARE``, the sync-tool workers one plugin's
             calls may hold at once (``None``: ``share`` of ``[sync_tools]`` in
             ``oracle.toml``, else half the pool); see :meth:`sync_tool_shares`.
@@ -344,6 +361,15 @@ class Settings:
         :class:`~oracle_core.run.waits.approvals.ApprovalPolicy`, see docs/waits.md.
         """
         return self._config.get("approvals", {})
+
+    def budgets_config(self) -> Any:
+        """The ``[budgets]`` table of ``oracle.toml`` as written (``{}`` when there is none).
+
+        ``<scope>_<window>_<measure> = <limit>`` with scope ``user`` or ``thread``, window
+        ``day`` or ``month`` and measure ``tokens``, ``cost`` or ``requests``; read and checked
+        by :class:`~oracle_core.run.budgets.Budgets`, see docs/usage.md.
+        """
+        return self._config.get("budgets", {})
 
     @cached_property
     def plugin_overrides(self) -> dict[str, str]:

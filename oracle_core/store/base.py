@@ -1,9 +1,10 @@
-"""The checkpointer: the store of an oracle, all four facets in one.
+"""The checkpointer: the store of an oracle, all five facets in one.
 
 A :class:`Checkpointer` is a :class:`~oracle_core.store.threads.ThreadStore`,
 :class:`~oracle_core.store.leases.LeaseStore`,
-:class:`~oracle_core.store.operations.OperationStore` and
-:class:`~oracle_core.store.credentials.CredentialStore` at once, with an event channel.
+:class:`~oracle_core.store.operations.OperationStore`,
+:class:`~oracle_core.store.credentials.CredentialStore` and
+:class:`~oracle_core.store.usage.UsageStore` at once, with an event channel.
 Callers that need one facet type against its protocol; a store implements them all by
 subclassing :class:`Checkpointer`.
 """
@@ -17,6 +18,7 @@ from oracle_core.store.events import EventChannel
 from oracle_core.store.leases import WAITER_LIVENESS, LeaseStore
 from oracle_core.store.operations import OperationStore
 from oracle_core.store.threads import ThreadStore
+from oracle_core.store.usage import UsageStore
 from oracle_core.values.threads import INTERRUPTED_ERROR
 
 __all__ = ["INTERRUPTED_ERROR", "WAITER_LIVENESS", "Checkpointer"]
@@ -24,14 +26,15 @@ __all__ = ["INTERRUPTED_ERROR", "WAITER_LIVENESS", "Checkpointer"]
 # waits imported them from this module before the facets had modules of their own.
 
 
-class Checkpointer(ThreadStore, LeaseStore, OperationStore, CredentialStore, ABC):
+class Checkpointer(ThreadStore, LeaseStore, OperationStore, CredentialStore, UsageStore, ABC):
     """Stores thread state so a run can stop and resume, in this process or another.
 
-    The four facets, each documented on its protocol: threads (an append-only message log
+    The five facets, each documented on its protocol: threads (an append-only message log
     per thread, with its loads and runs, every step atomic), leases (one run at a time on a
     thread across processes), operations (the waits of runs and background calls, every
-    change a compare-and-set decided by :mod:`oracle_core.values.operations`) and
-    credentials (sealed values only). Every string a store saves or loads is valid UTF-8.
+    change a compare-and-set decided by :mod:`oracle_core.values.operations`),
+    credentials (sealed values only) and usage (a ledger of model and tool calls, which
+    budgets and ``oracle usage`` read). Every string a store saves or loads is valid UTF-8.
     """
 
     @property

@@ -15,6 +15,15 @@ from oracle_core.store.credentials import credential_key
 from oracle_core.store.leases import WAITER_LIVENESS, check_ttl
 from oracle_core.store.saving import clean_run, prepare_messages
 from oracle_core.store.threads import conflict
+from oracle_core.store.usage import (
+    Grouping,
+    Spent,
+    UsageEntry,
+    UsageGroup,
+    spent_of,
+    summarize,
+    total,
+)
 from oracle_core.values import operations as rules
 from oracle_core.values.credentials import CredentialRecord
 from oracle_core.values.messages import Message
@@ -55,6 +64,7 @@ class MemoryCheckpointer(Checkpointer):
         self._waiters: dict[str, dict[str, tuple[float, float]]] = {}  # owner -> (since, seen)
         self._credentials: dict[tuple[str, str, str], CredentialRecord] = {}
         self._operations: dict[str, Operation] = {}
+        self._usage: list[UsageEntry] = []
 
     async def load(self, thread_id: str) -> ThreadState:
         thread_id = clean_text(thread_id)
@@ -131,6 +141,36 @@ class MemoryCheckpointer(Checkpointer):
         for operation in [o for o in self._operations.values() if o.thread_id == thread_id]:
             del self._operations[operation.id]
         return self._threads.pop(thread_id, None) is not None
+
+    async def record_usage(self, entries: Sequence[UsageEntry]) -> None:
+        self._usage.extend(entries)
+
+    async def usage(
+        self, *, user_id: str | None = None, since: float | None = None
+    ) -> list[UsageEntry]:
+        found = [
+            e
+            for e in self._usage
+            if (user_id is None or e.user_id == user_id) and (since is None or e.at >= since)
+        ]
+        return sorted(found, key=lambda e: e.at)
+
+    async def usage_summary(
+        self, *, by: Grouping, user_id: str | None = None, since: float | None = None
+    ) -> tuple[list[UsageGroup], UsageGroup]:
+        entries = await self.usage(user_id=user_id, since=since)
+        return summarize(entries, by), total(entries)
+
+    async def spent(
+        self, *, since: float, user_id: str | None = None, thread_id: str | None = None
+    ) -> Spent:
+        return spent_of(
+            e
+            for e in self._usage
+            if e.at >= since
+            and (user_id is None or e.user_id == user_id)
+            and (thread_id is None or e.thread_id == thread_id)
+        )
 
     async def acquire(self, thread_id: str, owner: str, ttl: float) -> bool:
         check_ttl(ttl)

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
 
+from oracle_core.values.limits import USAGE_LIMITS, RunLimits
 from oracle_core.values.messages import function_definition
 from oracle_core.values.output import OutputSchema, OutputType
 
@@ -56,11 +57,14 @@ class RunOptions:
         client_tools: tools the caller runs (see the module docstring).
         model_options: keyword options passed to every model call of the run.
         output: the JSON the final answer must be, if any (see :meth:`for_run`).
+        limits: usage limits of this run alone (``max_requests`` to ``max_cost``; the
+            other fields are not read); each tightens the oracle's own, never loosens it.
     """
 
     client_tools: tuple[ClientTool, ...] = ()
     model_options: Mapping[str, Any] = field(default_factory=dict)
     output: OutputSchema | None = None
+    limits: RunLimits | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "client_tools", tuple(self.client_tools))
@@ -94,7 +98,13 @@ def options_json(options: RunOptions) -> dict[str, Any] | None:
     not JSON are left out; an output made from a pydantic model keeps its schema only (a
     resumed run checks the answer against it and gives the parsed JSON).
     """
-    if not options.client_tools and not options.model_options and options.output is None:
+    limits = options.limits.usage if options.limits is not None else {}
+    if (
+        not options.client_tools
+        and not options.model_options
+        and options.output is None
+        and not limits
+    ):
         return None
     model_options = {}
     for key, value in options.model_options.items():
@@ -117,6 +127,7 @@ def options_json(options: RunOptions) -> dict[str, Any] | None:
             "any_object": output.any_object,
             "strict": output.strict,
         },
+        "limits": limits,
     }
 
 
@@ -125,6 +136,7 @@ def options_from_json(data: Mapping[str, Any] | None) -> RunOptions:
     if not data:
         return RunOptions()
     output = data.get("output")
+    limits = data.get("limits") or {}
     return RunOptions(
         client_tools=tuple(
             ClientTool(t["name"], t.get("description", ""), t.get("parameters") or {})
@@ -139,4 +151,7 @@ def options_from_json(data: Mapping[str, Any] | None) -> RunOptions:
             any_object=bool(output.get("any_object")),
             strict=bool(output.get("strict")),
         ),
+        limits=RunLimits(**{k: v for k, v in limits.items() if k in USAGE_LIMITS})
+        if limits
+        else None,
     )

@@ -2,7 +2,7 @@
 
 psycopg 3 with an async connection pool (``oracle-core-runtime[postgres]``). The pool is here; each
 facet's SQL has a module of its own (:mod:`.threads`, :mod:`.leases`, :mod:`.operations`,
-:mod:`.credentials`). The schema is created or migrated by the first call (see :mod:`.schema`).
+:mod:`.credentials`, :mod:`.usage`). The schema is created or migrated by the first call (see :mod:`.schema`).
 """
 
 from __future__ import annotations
@@ -26,9 +26,11 @@ from oracle_core.store.postgres import leases as lease_sql
 from oracle_core.store.postgres import operations as operation_sql
 from oracle_core.store.postgres import schema as migrations
 from oracle_core.store.postgres import threads as thread_sql
+from oracle_core.store.postgres import usage as usage_sql
 from oracle_core.store.postgres.notify import NotifyChannel
 from oracle_core.store.saving import encode_messages, to_json
 from oracle_core.store.unavailable import postgres_unreachable
+from oracle_core.store.usage import Grouping, Spent, UsageEntry, UsageGroup
 from oracle_core.values.credentials import CredentialRecord
 from oracle_core.values.messages import Message
 from oracle_core.values.operations import Operation, Update
@@ -276,6 +278,28 @@ class PostgresCheckpointer(Checkpointer):
         plugin = None if plugin is None else clean_text(plugin)
         user_id = None if user_id is None else clean_text(user_id)
         return await self._call(lambda conn: credential_sql.listing(conn, plugin, user_id))
+
+    # -- usage -------------------------------------------------------------------------------
+
+    async def record_usage(self, entries: Sequence[UsageEntry]) -> None:
+        entries = list(entries)
+        if entries:
+            await self._call(lambda conn: usage_sql.record(conn, entries))
+
+    async def usage(
+        self, *, user_id: str | None = None, since: float | None = None
+    ) -> list[UsageEntry]:
+        return await self._call(lambda conn: usage_sql.select(conn, user_id, since))
+
+    async def usage_summary(
+        self, *, by: Grouping, user_id: str | None = None, since: float | None = None
+    ) -> tuple[list[UsageGroup], UsageGroup]:
+        return await self._call(lambda conn: usage_sql.summary(conn, by, user_id, since))
+
+    async def spent(
+        self, *, since: float, user_id: str | None = None, thread_id: str | None = None
+    ) -> Spent:
+        return await self._call(lambda conn: usage_sql.spent(conn, since, user_id, thread_id))
 
     # -- operations: every change a compare-and-set on a locked row (postgres/operations.py)
 

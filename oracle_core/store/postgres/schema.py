@@ -18,7 +18,7 @@ import psycopg
 from psycopg import sql
 
 from oracle_core.errors import StoreSchemaError
-from oracle_core.store.postgres import credentials, notify, operations
+from oracle_core.store.postgres import credentials, notify, operations, usage
 
 MIGRATIONS: tuple[tuple[int, str, str], ...] = (
     (
@@ -166,6 +166,7 @@ $$;
     (2, "sealed credentials of connections", credentials.MIGRATION),
     (3, "operations: approvals, connections, background calls", operations.MIGRATION),
     (4, "followed event channels", notify.MIGRATION),
+    (5, "the usage ledger: model calls and tool calls", usage.MIGRATION),
 )
 """Every migration: ``(version, what it adds, SQL)``, in order. Append; never edit one."""
 

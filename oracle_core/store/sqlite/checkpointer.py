@@ -1,7 +1,7 @@
 """The embedded default checkpointer: one SQLite file (stdlib ``sqlite3``, WAL mode).
 
 Each facet's SQL has a module of its own (:mod:`.threads`, :mod:`.runs`, :mod:`.leases`,
-:mod:`.operations`, :mod:`.credentials`); :mod:`.connection` runs it off the event loop.
+:mod:`.operations`, :mod:`.credentials`, :mod:`.usage`); :mod:`.connection` runs it off the event loop.
 """
 
 from __future__ import annotations
@@ -20,8 +20,10 @@ from oracle_core.store.sqlite import leases as lease_sql
 from oracle_core.store.sqlite import operations as operation_sql
 from oracle_core.store.sqlite import runs as run_sql
 from oracle_core.store.sqlite import threads as thread_sql
+from oracle_core.store.sqlite import usage as usage_sql
 from oracle_core.store.sqlite.connect import immediate
 from oracle_core.store.sqlite.connection import Connections
+from oracle_core.store.usage import Grouping, Spent, UsageEntry, UsageGroup
 from oracle_core.values.credentials import CredentialRecord
 from oracle_core.values.messages import Message
 from oracle_core.values.operations import Operation, Update
@@ -159,6 +161,28 @@ class SQLiteCheckpointer(Checkpointer):
         self, *, plugin: str | None = None, user_id: str | None = None
     ) -> list[CredentialRecord]:
         return await self._db.read(lambda db: credential_sql.listing(db, plugin, user_id))
+
+    # -- usage
+
+    async def record_usage(self, entries: Sequence[UsageEntry]) -> None:
+        entries = list(entries)
+        if entries:
+            await self._db.write(lambda db: usage_sql.record(db, entries))
+
+    async def usage(
+        self, *, user_id: str | None = None, since: float | None = None
+    ) -> list[UsageEntry]:
+        return await self._db.read(lambda db: usage_sql.select(db, user_id, since))
+
+    async def usage_summary(
+        self, *, by: Grouping, user_id: str | None = None, since: float | None = None
+    ) -> tuple[list[UsageGroup], UsageGroup]:
+        return await self._db.read(lambda db: usage_sql.summary(db, by, user_id, since))
+
+    async def spent(
+        self, *, since: float, user_id: str | None = None, thread_id: str | None = None
+    ) -> Spent:
+        return await self._db.read(lambda db: usage_sql.spent(db, since, user_id, thread_id))
 
     # -- operations: every change a compare-and-set under the write lock (.operations)
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from oracle_core.store.sqlite import credentials as credential_sql
 from oracle_core.store.sqlite import operations as operation_sql
+from oracle_core.store.sqlite import usage as usage_sql
 from oracle_core.store.sqlite.connect import connect_sqlite, immediate
 
 SCHEMA = """
@@ -101,7 +102,7 @@ def open_store_file(path: Path, busy_timeout: float) -> sqlite3.Connection:
     """The store's write connection to ``path``: every table created, an older file migrated."""
     db = connect_sqlite(
         path,
-        schema=SCHEMA + credential_sql.SCHEMA + operation_sql.SCHEMA,
+        schema=SCHEMA + credential_sql.SCHEMA + operation_sql.SCHEMA + usage_sql.SCHEMA,
         busy_timeout=busy_timeout,
     )
     try:

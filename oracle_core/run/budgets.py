@@ -1,0 +1,377 @@
+"""Budgets per user and per thread over a UTC day or month, held across processes.
+
+The operator writes them in ``oracle.toml`` (docs/usage.md)::
+
+    [budgets]
+    user_day_tokens = 100000      # <scope>_<window>_<measure> = <limit>
+    user_month_cost = 5.0         # US dollars
+    thread_day_requests = 200     # model calls
+
+Scope ``user`` or ``thread``; window ``day`` or ``month``, calendar ones in UTC (a day
+starts at 00:00 UTC, a month on its first day at 00:00 UTC); measure ``tokens`` (prompt
+plus completion), ``cost`` (US dollars, litellm's price table) or ``requests`` (model calls).
+
+:class:`BudgetGuard` is a :class:`~oracle_core.run.guards.RunGuard`. It writes every model
+call and tool call to the store's usage ledger (:mod:`oracle_core.store.usage`), budgets or
+not. With budgets, before each model call it takes the store's lease of every budget key
+the run spends from (``user:<id>``, ``thread:<id>``), reads what the key spent in the
+window, and stops the run with :class:`~oracle_core.errors.BudgetExceededError` when it is
+at or over a budget; otherwise it keeps the leases through the call, and lets go once the
+call is in the ledger. So the calls spending from one budget key run one at a time across
+every process sharing the store, each check sees every earlier call, and the only call that
+can end over a budget is the one that started under it: the total spent stays below the
+budget plus one model call. A call that fails keeps its leases until its run is seen to
+have ended (the task running it ends, or the next budgeted call in the process finds it
+ended), or ``hold_seconds`` at most (a process that dies mid-call).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import calendar
+import contextlib
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from oracle_core.errors import BudgetExceededError, ConfigError, RunLimitError
+from oracle_core.store.usage import Spent, UsageEntry
+
+if TYPE_CHECKING:
+    from oracle_core.models.cost import PriceTable
+    from oracle_core.run.state import RunState
+    from oracle_core.store.base import Checkpointer
+    from oracle_core.values.messages import ToolResult, Usage
+
+SCOPES = ("user", "thread")
+"""Whose spending a budget bounds."""
+
+WINDOWS = ("day", "month")
+"""The calendar windows (UTC) a budget is spent over."""
+
+MEASURES = ("tokens", "cost", "requests")
+"""What a budget counts: prompt plus completion tokens, US dollars, model calls."""
+
+DEFAULT_HOLD = 300.0
+"""Seconds a budget key's lease lasts unless let go (longer than any model call)."""
+
+_OPTIONS = ("hold_seconds",)
+
+
+@dataclass(frozen=True)
+class Budget:
+    """One budget: a limit on what a user or thread spends in a window.
+
+    Attributes:
+        scope: ``"user"`` or ``"thread"``.
+        window: ``"day"`` or ``"month"`` (UTC).
+        measure: ``"tokens"``, ``"cost"`` or ``"requests"``.
+        limit: the most that may be spent in the window.
+    """
+
+    scope: str
+    window: str
+    measure: str
+    limit: float
+
+    @property
+    def name(self) -> str:
+        """Its key in ``[budgets]`` (``user_day_tokens``)."""
+        return f"{self.scope}_{self.window}_{self.measure}"
+
+    def figure(self, spent: Spent) -> float:
+        """What ``spent`` amounts to in this budget's measure."""
+        if self.measure == "tokens":
+            return spent.tokens
+        if self.measure == "requests":
+            return spent.requests
+        return spent.cost
+
+
+@dataclass(frozen=True)
+class Budgets:
+    """Every budget of an oracle, read from ``[budgets]``.
+
+    Attributes:
+        budgets: the budgets, in the order written.
+        hold: seconds a budget key's lease lasts unless let go (``hold_seconds``).
+    """
+
+    budgets: tuple[Budget, ...] = ()
+    hold: float = DEFAULT_HOLD
+
+    @classmethod
+    def from_config(cls, table: Mapping[str, Any], source: str = "oracle.toml") -> Budgets:
+        """The budgets of a ``[budgets]`` table.
+
+        Raises:
+            ConfigError: a key that names no scope, window and measure, or a limit that is
+                not a number at least 0; the message names the key and the fix.
+        """
+        if not isinstance(table, Mapping):
+            raise ConfigError(f"{source}: [budgets] must be a table", source=source, key="budgets")
+        budgets: list[Budget] = []
+        hold = DEFAULT_HOLD
+        for key, value in table.items():
+            number = _number(source, key, value)
+            if key in _OPTIONS:
+                if number <= 0:
+                    raise _bad(source, key, value, "a number of seconds above 0")
+                hold = number
+                continue
+            parts = str(key).split("_")
+            if len(parts) != 3 or (parts[0], parts[1], parts[2]) not in _NAMES:
+                raise ConfigError(
+                    f"{source}: [budgets] has unknown key {key!r}: write "
+                    "<scope>_<window>_<measure> with scope user or thread, window day or "
+                    "month, measure tokens, cost or requests (user_day_tokens = 100000), "
+                    "or hold_seconds",
+                    source=source,
+                    key=f"budgets.{key}",
+                    expected="user|thread _ day|month _ tokens|cost|requests",
+                )
+            budgets.append(Budget(parts[0], parts[1], parts[2], number))
+        return cls(tuple(budgets), hold)
+
+
+_NAMES = {(s, w, m) for s in SCOPES for w in WINDOWS for m in MEASURES}
+
+
+def _bad(source: str, key: str, value: Any, expected: str) -> ConfigError:
+    return ConfigError(
+        f"{source}: [budgets] {key} = {value!r} is not {expected}",
+        source=source,
+        key=f"budgets.{key}",
+        expected=expected,
+    )
+
+
+def _number(source: str, key: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+        raise _bad(source, key, value, "a number at least 0")
+    return float(value)
+
+
+def window_start(window: str, now: float) -> float:
+    """When the UTC calendar ``window`` (``day`` or ``month``) holding ``now`` began."""
+    moment = datetime.fromtimestamp(now, UTC)
+    start = moment.replace(hour=0, minute=0, second=0, microsecond=0)
+    if window == "month":
+        start = start.replace(day=1)
+    return calendar.timegm(start.timetuple())
+
+
+def _lease_key(scope: str, key: str) -> str:
+    # NULs keep it apart from every thread id a person would write.
+    return f"\x00budget\x00{scope}\x00{key}"
+
+
+class BudgetGuard:
+    """Writes the usage ledger and holds the budgets (see the module's docs).
+
+    Args:
+        store: the store of the ledger and the budget keys' leases.
+        budgets: the budgets (none: the ledger is written, nothing is held).
+        prices: what model calls cost (one table per oracle).
+        plugin_of: the plugin of a tool name (``""`` for a core meta-tool), for the ledger.
+        clock: the wall clock of the ledger and the windows.
+        wait: seconds a run waits for a budget key another run holds before it fails.
+    """
+
+    def __init__(
+        self,
+        store: Checkpointer,
+        budgets: Budgets,
+        *,
+        prices: PriceTable | None = None,
+        plugin_of: Callable[[str], str] | None = None,
+        clock: Callable[[], float] = time.time,
+        wait: float | None = None,
+    ) -> None:
+        self.store = store
+        self.budgets = budgets
+        self._prices = prices
+        self._plugin_of = plugin_of or (lambda name: "")
+        self._clock = clock
+        self._wait = 2 * budgets.hold if wait is None else wait
+        # lease key -> the run holding it, and the task it runs in (which lets go at its end)
+        self._held: dict[str, tuple[RunState, asyncio.Task[Any] | None]] = {}
+        self._watched: set[asyncio.Task[Any]] = set()
+        self._letting_go: set[asyncio.Task[None]] = set()
+
+    @property
+    def prices(self) -> PriceTable:
+        """The price table (read on first use)."""
+        if self._prices is None:
+            from oracle_core.models.cost import PriceTable
+
+            self._prices = PriceTable()
+        return self._prices
+
+    async def _read_prices(self) -> PriceTable:
+        """The price table, read off the event loop the first time (a large JSON file)."""
+        if self._prices is None:
+            prices = self.prices
+            await asyncio.to_thread(lambda: prices.entries)
+        return self.prices
+
+    def _keys(self, state: RunState) -> list[tuple[str, str]]:
+        scopes = {b.scope for b in self.budgets.budgets}
+        keys = [("user", state.user_id)] if "user" in scopes else []
+        if "thread" in scopes:
+            keys.append(("thread", state.thread_id))
+        return keys
+
+    async def before_model(self, state: RunState, step: int) -> None:
+        """Wait for the run's budget keys, then stop the run if a budget is spent."""
+        if not self.budgets.budgets:
+            return
+        await self._let_go_of_ended()
+        if any(b.measure == "cost" for b in self.budgets.budgets):
+            await self._read_prices()
+        self._check_priced(state)
+        keys = self._keys(state)
+        try:
+            for scope, key in sorted(keys):
+                await self._take(state, _lease_key(scope, key))
+            now = self._clock()
+            for budget in self.budgets.budgets:
+                key = state.user_id if budget.scope == "user" else state.thread_id
+                since = window_start(budget.window, now)
+                if budget.scope == "user":
+                    spent = await self.store.spent(since=since, user_id=key)
+                else:
+                    spent = await self.store.spent(since=since, thread_id=key)
+                figure = budget.figure(spent)
+                if figure >= budget.limit:
+                    raise _exceeded(budget, key, figure)
+        except BaseException:
+            await self._let_go(state)
+            raise
+
+    async def after_model(self, state: RunState, step: int, usage: Usage) -> None:
+        """Write the call to the ledger, then let go of the run's budget keys."""
+        model = state.record.model or ""
+        try:
+            prices = await self._read_prices()
+            entry = UsageEntry(
+                at=self._clock(),
+                kind="model",
+                run_id=state.record.id,
+                thread_id=state.thread_id,
+                user_id=state.user_id,
+                model=model,
+                prompt_tokens=usage.prompt_tokens,
+                completion_tokens=usage.completion_tokens,
+                cost=prices.cost(model, usage) if model else None,
+            )
+            await self.store.record_usage([entry])
+        finally:
+            await self._let_go(state)
+
+    async def before_tools(self, state: RunState, calls: Sequence[dict[str, Any]]) -> None:
+        """Tool calls spend from no budget: nothing to check."""
+
+    async def after_tools(self, state: RunState, results: Sequence[ToolResult]) -> None:
+        """Write each tool call to the ledger."""
+        if not results:
+            return
+        now = self._clock()
+        await self.store.record_usage(
+            [
+                UsageEntry(
+                    at=now,
+                    kind="tool",
+                    run_id=state.record.id,
+                    thread_id=state.thread_id,
+                    user_id=state.user_id,
+                    model=state.record.model or "",
+                    tool=result.name,
+                    plugin=self._plugin_of(result.name),
+                    is_error=result.is_error or result.refused,
+                )
+                for result in results
+            ]
+        )
+
+    def _check_priced(self, state: RunState) -> None:
+        model = state.record.model or ""
+        costed = [b for b in self.budgets.budgets if b.measure == "cost"]
+        if costed and self.prices.price(model) is None:
+            raise RunLimitError(
+                f"budget {costed[0].name} cannot be held: model {model!r} has no known price "
+                "in litellm's price table; use a priced model, or budget tokens or requests "
+                "instead of cost"
+            )
+
+    async def _take(self, state: RunState, lease: str) -> None:
+        owner = state.record.id
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self._wait
+        pause = 0.01
+        while not await self.store.acquire(lease, owner, self.budgets.hold):
+            left = deadline - loop.time()
+            if left <= 0:
+                scope, key = lease.split("\x00")[2:4]
+                raise RunLimitError(
+                    f"the {scope} budget of {key!r} was held by another run (in this or "
+                    f"another process) for the {self._wait:g} s a run may wait; try again, "
+                    "or raise [budgets] hold_seconds if model calls take that long"
+                )
+            await asyncio.sleep(min(pause, left))
+            pause = min(pause * 2, 0.2)  # a waiter keeps its place in the queue by trying
+        task = asyncio.current_task()
+        self._held[lease] = (state, task)
+        if task is not None and task not in self._watched:
+            self._watched.add(task)
+            task.add_done_callback(self._task_ended)
+
+    def _task_ended(self, task: asyncio.Task[Any]) -> None:
+        """Let go of what runs of ``task`` still hold: their model call failed."""
+        self._watched.discard(task)
+        states = {id(s): s for s, t in self._held.values() if t is task}
+        for state in states.values():
+            with contextlib.suppress(RuntimeError):  # the loop is closing: hold_seconds ends it
+                letting_go = asyncio.get_running_loop().create_task(self._let_go(state))
+                self._letting_go.add(letting_go)
+                letting_go.add_done_callback(self._letting_go.discard)
+
+    async def _let_go(self, state: RunState) -> None:
+        for lease in [k for k, (s, _) in self._held.items() if s is state]:
+            del self._held[lease]
+            with contextlib.suppress(Exception):  # it expires after hold_seconds anyway
+                await asyncio.shield(self.store.release(lease, state.record.id))
+
+    async def _let_go_of_ended(self) -> None:
+        """Let go of the keys of runs whose model call failed (they ended holding them)."""
+        for state in {id(s): s for s, _ in self._held.values()}.values():
+            if state.record.status != "running":
+                await self._let_go(state)
+
+
+def _exceeded(budget: Budget, key: str, figure: float) -> BudgetExceededError:
+    shown = f"${figure:.4f} of ${budget.limit:.4f}" if budget.measure == "cost" else (
+        f"{figure:g} of {budget.limit:g} {budget.measure}"
+    )  # fmt: skip
+    turn = "at 00:00 UTC" if budget.window == "day" else "on the 1st at 00:00 UTC"
+    return BudgetExceededError(
+        f"budget {budget.name} of {budget.scope} {key!r} is spent: {shown} this "
+        f"{budget.window} (UTC); it renews {turn}, or raise [budgets] {budget.name} in "
+        "oracle.toml",
+        scope=budget.scope,
+        key=key,
+        window=budget.window,
+        measure=budget.measure,
+        limit=budget.limit,
+        spent=figure,
+    )
+
+
+def budget_guard(
+    settings: Any, store: Checkpointer, *, plugin_of: Callable[[str], str] | None = None
+) -> BudgetGuard:
+    """The guard of an oracle's ``[budgets]`` (``settings``: its :class:`Settings`)."""
+    budgets = Budgets.from_config(settings.budgets_config(), str(settings.config_path))
+    return BudgetGuard(store, budgets, plugin_of=plugin_of)

@@ -1,0 +1,193 @@
+"""Budgets per user and thread, and the usage ledger every run writes (one process).
+
+The cross-process promise is in ``test_budgets_processes.py``; the store side in
+``test_budgets_store.py``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import calendar
+from pathlib import Path
+
+import pytest
+from conftest import MakeOracle
+from support import CodePlugin
+
+from oracle_core import BudgetExceededError, ConfigError, Settings
+from oracle_core.run.budgets import Budget, BudgetGuard, Budgets, window_start
+from oracle_core.store import SQLiteCheckpointer
+from oracle_core.testing.openai_server import FakeOpenAI, Reply
+
+
+def settings_with(tmp_path: Path, budgets: str) -> Settings:
+    home = tmp_path / "home"
+    home.mkdir(exist_ok=True)
+    (home / "oracle.toml").write_text(f"[budgets]\n{budgets}\n", encoding="utf-8")
+    return Settings.from_env({"ORACLE_HOME": str(home)})
+
+
+def test_budgets_are_read_as_scope_window_and_measure() -> None:
+    budgets = Budgets.from_config({"user_day_tokens": 1000, "thread_month_cost": 2.5})
+
+    assert budgets.budgets == (
+        Budget("user", "day", "tokens", 1000.0),
+        Budget("thread", "month", "cost", 2.5),
+    )
+
+
+def test_an_unknown_budget_key_is_refused_naming_the_key_and_the_schema() -> None:
+    with pytest.raises(ConfigError, match=r"unknown key 'user_week_tokens'.*user or thread"):
+        Budgets.from_config({"user_week_tokens": 5})
+
+
+def test_a_budget_that_is_not_a_number_is_refused() -> None:
+    with pytest.raises(ConfigError, match=r"user_day_cost = '5' is not a number"):
+        Budgets.from_config({"user_day_cost": "5"})
+
+
+def test_windows_are_utc_calendar_days_and_months() -> None:
+    moment = calendar.timegm((2026, 3, 17, 23, 59, 0))
+
+    assert window_start("day", moment) == calendar.timegm((2026, 3, 17, 0, 0, 0))
+    assert window_start("month", moment) == calendar.timegm((2026, 3, 1, 0, 0, 0))
+
+
+async def test_every_model_call_and_tool_call_is_in_the_ledger(
+    make_oracle: MakeOracle, fake_openai: FakeOpenAI, tmp_path: Path
+) -> None:
+    weather = CodePlugin("weather", visibility="always", tools=("forecast",))
+    fake_openai.script(
+        Reply(tool_calls=[("forecast", {})], usage=(30, 10)),
+        Reply(content="sunny", usage=(50, 5)),
+    )
+    store = SQLiteCheckpointer(tmp_path / "oracle.db")
+    oracle = make_oracle(weather, checkpointer=store)
+
+    result = await oracle.run("t1", "weather?", user_id="ann")
+
+    entries = await store.usage()
+    assert result.status == "completed"
+    assert [(e.kind, e.tool, e.plugin, e.prompt_tokens, e.completion_tokens) for e in entries] == [
+        ("model", "", "", 30, 10),
+        ("tool", "forecast", "weather", 0, 0),
+        ("model", "", "", 50, 5),
+    ]
+    assert {(e.run_id, e.thread_id, e.user_id) for e in entries} == {(result.run_id, "t1", "ann")}
+    assert entries[0].cost is None  # the fake model has no price: unknown, not 0
+
+
+async def test_a_user_over_the_day_token_budget_is_stopped_before_the_model_is_called(
+    make_oracle: MakeOracle, fake_openai: FakeOpenAI, tmp_path: Path
+) -> None:
+    fake_openai.script(Reply(content="one", usage=(80, 40)), Reply(content="two", usage=(1, 1)))
+    oracle = make_oracle(settings=settings_with(tmp_path, "user_day_tokens = 100"))
+
+    first = await oracle.run("t1", "hi", user_id="ann")
+    second = await oracle.run("t2", "hi again", user_id="ann")
+
+    assert first.status == "completed"
+    assert second.status == "failed"
+    assert second.error is not None
+    assert "budget user_day_tokens of user 'ann' is spent: 120 of 100 tokens" in second.error
+    assert len(fake_openai.requests) == 1  # the second run never reached the model
+
+
+async def test_another_user_spends_from_a_budget_of_their_own(
+    make_oracle: MakeOracle, fake_openai: FakeOpenAI, tmp_path: Path
+) -> None:
+    fake_openai.script(Reply(content="one", usage=(80, 40)), Reply(content="two", usage=(1, 1)))
+    oracle = make_oracle(settings=settings_with(tmp_path, "user_day_requests = 1"))
+
+    await oracle.run("t1", "hi", user_id="ann")
+    other = await oracle.run("t2", "hi", user_id="bob")
+
+    assert other.status == "completed"
+
+
+async def test_a_thread_budget_stops_that_thread_only(
+    make_oracle: MakeOracle, fake_openai: FakeOpenAI, tmp_path: Path
+) -> None:
+    fake_openai.script(*[Reply(content="ok", usage=(5, 5)) for _ in range(3)])
+    oracle = make_oracle(settings=settings_with(tmp_path, "thread_day_requests = 1"))
+
+    await oracle.run("t1", "hi")
+    again = await oracle.run("t1", "hi")
+    elsewhere = await oracle.run("t2", "hi")
+
+    assert again.status == "failed"
+    assert again.error is not None and "budget thread_day_requests of thread 't1'" in again.error
+    assert elsewhere.status == "completed"
+
+
+async def test_the_budget_error_carries_its_scope_window_limit_and_figure(
+    make_oracle: MakeOracle, fake_openai: FakeOpenAI, tmp_path: Path
+) -> None:
+    fake_openai.script(Reply(content="ok", usage=(5, 5)))
+    oracle = make_oracle(settings=settings_with(tmp_path, "user_month_tokens = 10"))
+    await oracle.run("t1", "hi", user_id="ann")
+    guard = budget_guard_of(oracle, await oracle.run_deps())
+    from oracle_core.run.state import RunState
+
+    state = RunState.new("t9", "hi", user_id="ann")
+
+    with pytest.raises(BudgetExceededError) as caught:
+        await guard.before_model(state, 1)
+
+    error = caught.value
+    assert (error.scope, error.key, error.window, error.measure) == (
+        "user",
+        "ann",
+        "month",
+        "tokens",
+    )
+    assert (error.limit, error.spent) == (10.0, 10.0)
+
+
+async def test_a_cost_budget_refuses_a_model_without_a_price(
+    make_oracle: MakeOracle, fake_openai: FakeOpenAI, tmp_path: Path
+) -> None:
+    oracle = make_oracle(settings=settings_with(tmp_path, "user_day_cost = 1.0"))
+
+    result = await oracle.run("t1", "hi")
+
+    assert result.status == "failed"
+    assert result.error is not None and "has no known price" in result.error
+    assert fake_openai.requests == []
+
+
+def budget_guard_of(oracle: object, deps: object) -> BudgetGuard:
+    [guard] = [g for g in deps.guards.members if isinstance(g, BudgetGuard)]  # type: ignore[attr-defined]
+    return guard
+
+
+async def test_a_failed_model_call_lets_go_of_the_budget_for_the_next_run(
+    make_oracle: MakeOracle, fake_openai: FakeOpenAI, tmp_path: Path
+) -> None:
+    fake_openai.script(Reply(status=400, content="bad request"), Reply(content="ok", usage=(1, 1)))
+    settings = settings_with(tmp_path, "user_day_tokens = 100\nhold_seconds = 600")
+    oracle = make_oracle(settings=settings)
+
+    failed = await oracle.run("t1", "hi", user_id="ann")
+    after = await oracle.run("t2", "hi", user_id="ann")
+
+    assert failed.status == "failed"
+    assert after.status == "completed"  # not held for hold_seconds (600 s)
+
+
+async def test_when_the_task_of_a_failed_call_ends_another_process_may_take_the_budget(
+    make_oracle: MakeOracle, fake_openai: FakeOpenAI, tmp_path: Path
+) -> None:
+    fake_openai.script(Reply(status=400, content="bad request"))
+    settings = settings_with(tmp_path, "user_day_tokens = 100\nhold_seconds = 600")
+    oracle = make_oracle(settings=settings)
+    guard = budget_guard_of(oracle, await oracle.run_deps())
+
+    failed = await asyncio.create_task(oracle.run("t1", "hi", user_id="ann"))
+    for _ in range(100):  # loop turns for the task's done callback and its release
+        if not guard._held and not guard._letting_go:
+            break
+        await asyncio.sleep(0)
+
+    assert failed.status == "failed"
+    assert await oracle.checkpointer.acquire("\x00budget\x00user\x00ann", "another", 5.0)
