@@ -5,7 +5,8 @@ without a model, or with another one).
 :data:`KNOWN_VARIABLES` lists every variable the core reads (a test keeps it equal to the
 names in the source). ``ORACLE_PLUGIN_<NAME>__<KEY>`` variables belong to plugins and are
 only checked for their shape: a single underscore before the key (``ORACLE_PLUGIN_WEATHER_UNITS``)
-names no key, and is warned about.
+names no key, and is warned about. ``ORACLE_TEST_*`` variables belong to test harnesses
+and are left alone.
 """
 
 from __future__ import annotations
@@ -36,6 +37,8 @@ KNOWN_VARIABLES: frozenset[str] = frozenset(
 
 PREFIX = "ORACLE_"
 PLUGIN_PREFIX = "ORACLE_PLUGIN_"
+TEST_PREFIX = "ORACLE_TEST_"
+"""Variables of test harnesses (such as the suite's Postgres URL): never warned about."""
 
 
 def unknown_variables(env: Mapping[str, str]) -> list[str]:
@@ -43,7 +46,7 @@ def unknown_variables(env: Mapping[str, str]) -> list[str]:
     closest known variable), and each ``ORACLE_PLUGIN_*`` one without ``__`` before its key."""
     warnings = []
     for name in env:
-        if not name.startswith(PREFIX) or name in KNOWN_VARIABLES:
+        if not name.startswith(PREFIX) or name in KNOWN_VARIABLES or name.startswith(TEST_PREFIX):
             continue
         if name.startswith(PLUGIN_PREFIX):
             if "__" not in name[len(PLUGIN_PREFIX) :]:
