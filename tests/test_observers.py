@@ -45,7 +45,10 @@ def test_an_observer_sees_each_event_the_caller_sees_in_order(
     fake_openai.script(Reply.call("notes_tool", {"text": "x"}), Reply.text("done"))
 
     async def drive() -> list[str]:
-        return [e.type async for e in oracle.stream("t", "write it")]
+        try:
+            return [e.type async for e in oracle.stream("t", "write it")]
+        finally:
+            await oracle.close()  # on this loop: its model's client belongs to it
 
     import asyncio
 
@@ -76,3 +79,36 @@ def test_a_failing_observer_is_logged_once_and_the_run_and_other_observers_go_on
     assert seen.events[-1][1] == "done" and len(seen.events) >= 6
     failures = [r for r in caplog.records if "observer Broken failed" in r.getMessage()]
     assert len(failures) == 1
+
+
+class Statuses:
+    """Records each run's last event's status."""
+
+    def __init__(self) -> None:
+        self.finished: list[str] = []
+
+    def observe(self, registry: Registry, state: RunState, event: Event) -> None:
+        if event.type == "done":
+            self.finished.append(state.record.status)
+
+
+def test_a_run_its_caller_stops_reading_is_still_seen_to_finish_as_cancelled(
+    make_oracle: MakeOracle, fake_openai: FakeOpenAI
+) -> None:
+    import asyncio
+
+    seen = Statuses()
+    oracle = make_oracle(CodePlugin("notes", visibility="always"), observers=[seen])
+    fake_openai.script(Reply.call("notes_tool", {"text": "x"}), Reply.text("done"))
+
+    async def drive() -> None:
+        stream = oracle.stream("t", "write it")
+        async for event in stream:
+            if event.type == "tool_call":
+                break  # stop reading mid-run
+        await stream.aclose()  # type: ignore[attr-defined]
+        await oracle.close()  # on this loop: its model's client belongs to it
+
+    asyncio.run(drive())
+
+    assert seen.finished == ["cancelled"]

@@ -87,9 +87,11 @@ class Run:
 
         The last event is always :class:`RunFinished`, whatever happened: a busy thread, a
         failing store, the model, a tool, a middleware, the run's time limit. Each event
-        is handed to the oracle's observers (:mod:`oracle_core.run.observe`) and published to the store's channel (``checkpointer.events``) for the thread's
-        followers, in any process, as it is yielded (unless the first step keeps the run
-        to itself: a resume that another caller carries on).
+        is handed to the oracle's observers (:mod:`oracle_core.run.observe`) and published
+        to the store's channel (``checkpointer.events``) for the thread's followers, in any
+        process, as it is yielded (unless the first step keeps the run to itself: a resume
+        that another caller carries on). A run its caller cancels (closing the stream)
+        yields nothing more, but its observers are still told it finished, as cancelled.
         """
         deps, state = self.deps, self.state
         channel = deps.store.events
@@ -109,6 +111,11 @@ class Run:
                     if self.first.public:
                         channel.publish(state.thread_id, event)
                     yield event
+        except (asyncio.CancelledError, GeneratorExit):  # the caller stopped reading
+            if state.record.status == "running":
+                state.record.status = "cancelled"
+            observe(deps.registry, state, self._finished())  # traces and metrics close
+            raise
         except Exception as error:  # before the run began (busy, the store), or at its end
             if not isinstance(error, ThreadBusyError | ThreadConflictError | ThreadWaitingError):
                 log.exception("run %s failed outside its steps", state.record.id)
@@ -123,8 +130,17 @@ class Run:
                 yield started
         if state.messages:  # everything here was saved: a valid start of the thread
             deps.threads.put(state.thread_id, state.messages, state.tokens)
+        finished = self._finished()
+        observe(deps.registry, state, finished)
+        if self.first.public:
+            channel.publish(state.thread_id, finished)
+        yield finished
+
+    def _finished(self) -> RunFinished:
+        """The run's last event, as its record stands."""
+        state = self.state
         record = state.record
-        finished = RunFinished(
+        return RunFinished(
             record.id,
             record.status,
             state.answer,
@@ -134,10 +150,6 @@ class Run:
             list(state.client_calls),
             output=output_value(state),
         )
-        observe(deps.registry, state, finished)
-        if self.first.public:
-            channel.publish(state.thread_id, finished)
-        yield finished
 
     async def _opened(self) -> AsyncIterator[Event]:
         """The run from its first save on, with the thread held; ends without raising."""
