@@ -10,6 +10,12 @@ thread cache holds the start, so only what is new is read), and the *first turn*
 thread another writer made (everything is read from the store). Goal (issues 11 and 13):
 the 500-message turn within 1.2x the 10-message one.
 
+The tracing rows (issue 26) measure a continuing turn on a 10-message memory thread three
+ways, interleaved: without the tracing observer at all, with it but no OpenTelemetry SDK
+configured (tracing off: the default), and with an SDK tracer provider whose batch processor
+hands spans to an exporter that drops them (tracing on). They give the process CPU time of a
+turn (the batch thread's included). Goals: off costs nothing measurable; on at most 15% more.
+
 Run: ``.venv/bin/python bench/turn_cost.py [--turns 200] [--chars 300]``
 """
 
@@ -25,6 +31,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+from unittest.mock import patch
 
 from oracle_core import (
     Checkpointer,
@@ -128,6 +135,95 @@ async def bare(count: int) -> tuple[float, float]:
     return quantiles(samples)
 
 
+TRACING_MODES = (
+    "no tracing observer",
+    "tracing off (no SDK)",
+    "tracing on (SDK, batch, no-op exporter)",
+    "tracing on (SDK, simple, no-op exporter)",
+)
+
+
+def tracing_oracle(mode: str, home: Path) -> Oracle:
+    """An oracle on a memory store traced as ``mode`` says (one of :data:`TRACING_MODES`)."""
+    observers: list[Any] = []
+    if mode in TRACING_MODES[2:]:
+        from opentelemetry.sdk.trace import TracerProvider
+        from opentelemetry.sdk.trace.export import (
+            BatchSpanProcessor,
+            SimpleSpanProcessor,
+            SpanExporter,
+            SpanExportResult,
+        )
+
+        from oracle_core.telemetry.tracing import TracingObserver
+
+        class Dropped(SpanExporter):
+            def export(self, spans: Any) -> SpanExportResult:
+                return SpanExportResult.SUCCESS
+
+        provider = TracerProvider()
+        simple = mode == TRACING_MODES[3]
+        processor = SimpleSpanProcessor if simple else BatchSpanProcessor
+        provider.add_span_processor(processor(Dropped()))
+        observers.append(TracingObserver(provider))
+    oracle = Oracle(
+        entry_points=False,
+        settings=Settings.from_env({"ORACLE_HOME": str(home)}),
+        model=InstantModel(),
+        checkpointer=MemoryCheckpointer(),
+        observers=observers,
+    )
+    return oracle
+
+
+def untraced(settings: Any, *args: Any, **kwargs: Any) -> list[Any]:
+    """The oracle's default observers, less the tracing one (the baseline row)."""
+    from oracle_core.telemetry import default_observers
+    from oracle_core.telemetry.tracing import TracingObserver
+
+    found = default_observers(settings, *args, **kwargs)
+    return [o for o in found if not isinstance(o, TracingObserver)]
+
+
+async def tracing_turns(home: Path, count: int, chars: int) -> dict[str, tuple[float, float]]:
+    """Median wall and CPU microseconds of a continuing 10-message turn, per tracing mode."""
+    import oracle_core.oracle as oracle_module
+
+    seed = history(10, chars)
+    wall: dict[str, list[float]] = {m: [] for m in TRACING_MODES}
+    cpu: dict[str, list[float]] = {m: [] for m in TRACING_MODES}
+    oracles = {}
+    for mode in TRACING_MODES:
+        oracle = tracing_oracle(mode, home)
+        if mode == TRACING_MODES[0]:
+            with patch.object(oracle_module, "default_observers", untraced):
+                await oracle.start()  # the observers are built now
+        else:
+            await oracle.start()
+        for n in range(20):
+            await oracle.checkpointer.append(f"c-{n}", base=0, messages=seed)
+            await oracle.run(f"c-{n}", "warm up")
+        oracles[mode] = oracle
+    for index in range(count + 30):  # turn by turn, the modes in turn: drift falls on all
+        shift = index % len(TRACING_MODES)
+        order = TRACING_MODES[shift:] + TRACING_MODES[:shift]
+        for mode in order:
+            oracle = oracles[mode]
+            began, used = time.perf_counter(), time.process_time()
+            result = await oracle.run(f"c-{index % 20}", "What is the answer?")
+            took, spent = time.perf_counter() - began, time.process_time() - used
+            assert result.status == "completed", result.error
+            if index >= 30:  # the first 30 of each mode warm up
+                wall[mode].append(took)
+                cpu[mode].append(spent)
+    for oracle in oracles.values():
+        await oracle.close()
+    return {
+        m: (statistics.median(wall[m]) * 1e6, statistics.median(cpu[m]) * 1e6)
+        for m in TRACING_MODES
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--turns", type=int, default=200, help="turns measured per thread size")
@@ -174,6 +270,18 @@ def main() -> None:
         f"messages of {args.chars} characters; goal: 500/10 within 1.20x"
     )
     print(table(rows))
+    print(file=sys.stderr)
+    print("measuring tracing off and on...", file=sys.stderr, flush=True)
+    with tempfile.TemporaryDirectory() as folder:
+        traced_found = asyncio.run(tracing_turns(Path(folder), args.turns, args.chars))
+    base_cpu = traced_found[TRACING_MODES[0]][1]
+    traced = [["tracing (memory, continuing, @10)", "p50 us wall", "p50 us CPU", "CPU vs none"]]
+    for mode in TRACING_MODES:
+        took, spent = traced_found[mode]
+        traced.append([mode, f"{took:.0f}", f"{spent:.0f}", f"{spent / base_cpu:.2f}x"])
+    print()
+    print("a turn traced: goals: off within noise of none; on at most 1.15x of none's CPU")
+    print(table(traced))
 
 
 if __name__ == "__main__":

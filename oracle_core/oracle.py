@@ -58,6 +58,7 @@ from oracle_core.settings import Settings
 from oracle_core.store.base import Checkpointer
 from oracle_core.store.opening import open_store
 from oracle_core.telemetry import default_observers
+from oracle_core.telemetry.metrics import OracleMetrics
 from oracle_core.values.attachments import Attachment
 from oracle_core.values.events import Event
 from oracle_core.values.limits import RunLimits
@@ -174,6 +175,7 @@ class Oracle(Blocking):
         self._credentials: Credentials | None = None
         self._closed = False
         self._observers = tuple(observers)
+        self.metrics = OracleMetrics()  # what its runs did, for GET /metrics (docs/metrics.md)
 
     @property
     def registry(self) -> Registry:
@@ -311,7 +313,8 @@ class Oracle(Blocking):
                     self._registry, self.limits, self._plugin_handle(), self._pool,
                     self.credentials, self._background,
                 )  # fmt: skip
-                observers = Observers([*default_observers(settings), *self._observers])
+                defaults = default_observers(settings, self.metrics)
+                observers = Observers([*defaults, *self._observers])
                 guards = run_guards(settings, self.limits, self.checkpointer, self._registry)
                 self._deps = build_deps(
                     self.model, self.checkpointer, self.requests, executor, self.limits,

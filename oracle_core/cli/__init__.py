@@ -32,6 +32,11 @@ from oracle_core.version import DISTRIBUTION
 @click.version_option(package_name=DISTRIBUTION, prog_name="oracle")
 def main() -> None:
     """oracle: an LLM agent whose capabilities come from plugins."""
+    import os
+
+    from oracle_core.telemetry.otel_setup import configure_from_env
+
+    configure_from_env(os.environ)  # traces over OTLP when OTEL_* ask (docs/observability.md)
 
 
 for command in (

@@ -19,6 +19,7 @@ from oracle_core.server.hosts import HostGuardMiddleware, HostPolicy
 from oracle_core.server.limits import BodyLimitMiddleware, Limits
 from oracle_core.server.mcp.export import http_endpoint as mcp_http_endpoint
 from oracle_core.server.mcp.export import running as mcp_sessions
+from oracle_core.server.metrics import metrics_router
 from oracle_core.server.openai_compat import openai_router
 from oracle_core.server.openai_responses import responses_router
 from oracle_core.server.operations import operations_router
@@ -26,6 +27,7 @@ from oracle_core.server.page import page_router, static_mount
 from oracle_core.server.plugin_routes import plugin_routes
 from oracle_core.server.security import SecurityHeadersMiddleware
 from oracle_core.server.threads import threads_router
+from oracle_core.server.trace_context import TraceContextMiddleware
 from oracle_core.server.usage import usage_router
 from oracle_core.version import __version__
 
@@ -107,6 +109,7 @@ def create_app(
         max_bytes=ctx.limits.max_body_bytes,
         timeout_seconds=ctx.limits.body_timeout_seconds,
     )
+    app.add_middleware(TraceContextMiddleware)  # an incoming traceparent parents the runs
     routers = [
         health_router(ctx),
         api_router(ctx),
@@ -118,6 +121,7 @@ def create_app(
     routers.append(operations_router(ctx))
     routers.append(usage_router(ctx))
     routers.append(follow_router(ctx))
+    routers.append(metrics_router(ctx))
     if chat_page:
         routers.append(page_router(ctx))
         app.router.routes.append(static_mount())

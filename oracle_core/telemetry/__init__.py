@@ -11,8 +11,18 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from oracle_core.run.observe import RunObserver
     from oracle_core.settings import Settings
+    from oracle_core.telemetry.metrics import OracleMetrics
 
 
-def default_observers(settings: Settings) -> list[RunObserver]:
-    """The observers every oracle built with ``settings`` has (none are configured yet)."""
-    return []
+def default_observers(
+    settings: Settings, metrics: OracleMetrics | None = None
+) -> list[RunObserver]:
+    """The observers every oracle built with ``settings`` has: OpenTelemetry spans
+    (telemetry/tracing.py; nothing is done until an SDK is configured), then the oracle's
+    ``metrics`` when given (telemetry/metrics.py)."""
+    from oracle_core.telemetry.tracing import TracingObserver, content_wanted
+
+    observers: list[RunObserver] = [TracingObserver(content=content_wanted(settings.env))]
+    if metrics is not None:  # the oracle's own (telemetry/metrics.py): its GET /metrics counts
+        observers.append(metrics)
+    return observers
