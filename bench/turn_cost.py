@@ -177,7 +177,8 @@ def tracing_oracle(mode: str, home: Path) -> Oracle:
 
 
 def untraced(settings: Any, *args: Any, **kwargs: Any) -> list[Any]:
-    """The oracle's default observers, less the tracing one (the baseline row)."""
+    """The oracle's default observers, less the tracing one (the baseline row; the traced
+    rows add their own, so each has one tracing observer, as an oracle in production)."""
     from oracle_core.telemetry import default_observers
     from oracle_core.telemetry.tracing import TracingObserver
 
@@ -195,11 +196,11 @@ async def tracing_turns(home: Path, count: int, chars: int) -> dict[str, tuple[f
     oracles = {}
     for mode in TRACING_MODES:
         oracle = tracing_oracle(mode, home)
-        if mode == TRACING_MODES[0]:
+        if mode == TRACING_MODES[1]:
+            await oracle.start()  # the default tracing observer, with no SDK configured
+        else:  # none, or exactly one tracing observer: the one given, with its SDK
             with patch.object(oracle_module, "default_observers", untraced):
                 await oracle.start()  # the observers are built now
-        else:
-            await oracle.start()
         for n in range(20):
             await oracle.checkpointer.append(f"c-{n}", base=0, messages=seed)
             await oracle.run(f"c-{n}", "warm up")
