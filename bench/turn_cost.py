@@ -10,10 +10,11 @@ thread cache holds the start, so only what is new is read), and the *first turn*
 thread another writer made (everything is read from the store). Goal (issues 11 and 13):
 the 500-message turn within 1.2x the 10-message one.
 
-The tracing rows (issue 26) measure a continuing turn on a 10-message memory thread three
-ways, interleaved: without the tracing observer at all, with it but no OpenTelemetry SDK
-configured (tracing off: the default), and with an SDK tracer provider whose batch processor
-hands spans to an exporter that drops them (tracing on). They give the process CPU time of a
+The tracing rows (issue 26) measure a continuing turn on a 10-message thread, on memory
+stores and on SQLite files (the store an oracle has by default), four ways, interleaved:
+without the tracing observer at all, with it but no OpenTelemetry SDK configured (tracing
+off: the default), and with an SDK tracer provider whose batch (or simple) processor hands
+spans to an exporter that drops them (tracing on). They give the process CPU time of a
 turn (the batch thread's included). Goals: off costs nothing measurable; on at most 15% more.
 
 Run: ``.venv/bin/python bench/turn_cost.py [--turns 200] [--chars 300]``
@@ -143,8 +144,9 @@ TRACING_MODES = (
 )
 
 
-def tracing_oracle(mode: str, home: Path) -> Oracle:
-    """An oracle on a memory store traced as ``mode`` says (one of :data:`TRACING_MODES`)."""
+def tracing_oracle(mode: str, home: Path, store: Checkpointer | None = None) -> Oracle:
+    """An oracle on ``store`` (default a memory store) traced as ``mode`` says (one of
+    :data:`TRACING_MODES`)."""
     observers: list[Any] = []
     if mode in TRACING_MODES[2:]:
         from opentelemetry.sdk.trace import TracerProvider
@@ -170,7 +172,7 @@ def tracing_oracle(mode: str, home: Path) -> Oracle:
         entry_points=False,
         settings=Settings.from_env({"ORACLE_HOME": str(home)}),
         model=InstantModel(),
-        checkpointer=MemoryCheckpointer(),
+        checkpointer=store if store is not None else MemoryCheckpointer(),
         observers=observers,
     )
     return oracle
@@ -186,16 +188,21 @@ def untraced(settings: Any, *args: Any, **kwargs: Any) -> list[Any]:
     return [o for o in found if not isinstance(o, TracingObserver)]
 
 
-async def tracing_turns(home: Path, count: int, chars: int) -> dict[str, tuple[float, float]]:
-    """Median wall and CPU microseconds of a continuing 10-message turn, per tracing mode."""
+async def tracing_turns(
+    home: Path, count: int, chars: int, sqlite: bool = False
+) -> dict[str, tuple[float, float]]:
+    """Median wall and CPU microseconds of a continuing 10-message turn, per tracing mode,
+    on memory stores (or, with ``sqlite``, on SQLite files: the store an oracle has by
+    default)."""
     import oracle_core.oracle as oracle_module
 
     seed = history(10, chars)
     wall: dict[str, list[float]] = {m: [] for m in TRACING_MODES}
     cpu: dict[str, list[float]] = {m: [] for m in TRACING_MODES}
     oracles = {}
-    for mode in TRACING_MODES:
-        oracle = tracing_oracle(mode, home)
+    for number, mode in enumerate(TRACING_MODES):
+        store = SQLiteCheckpointer(home / f"traced-{number}.db") if sqlite else None
+        oracle = tracing_oracle(mode, home, store)
         if mode == TRACING_MODES[1]:
             await oracle.start()  # the default tracing observer, with no SDK configured
         else:  # none, or exactly one tracing observer: the one given, with its SDK
@@ -272,17 +279,22 @@ def main() -> None:
     )
     print(table(rows))
     print(file=sys.stderr)
-    print("measuring tracing off and on...", file=sys.stderr, flush=True)
-    with tempfile.TemporaryDirectory() as folder:
-        traced_found = asyncio.run(tracing_turns(Path(folder), args.turns, args.chars))
-    base_cpu = traced_found[TRACING_MODES[0]][1]
-    traced = [["tracing (memory, continuing, @10)", "p50 us wall", "p50 us CPU", "CPU vs none"]]
-    for mode in TRACING_MODES:
-        took, spent = traced_found[mode]
-        traced.append([mode, f"{took:.0f}", f"{spent:.0f}", f"{spent / base_cpu:.2f}x"])
     print()
     print("a turn traced: goals: off within noise of none; on at most 1.15x of none's CPU")
-    print(table(traced))
+    for name, sqlite in (("memory", False), ("sqlite", True)):
+        print(f"measuring tracing off and on, {name} store...", file=sys.stderr, flush=True)
+        with tempfile.TemporaryDirectory() as folder:
+            found_traced = asyncio.run(
+                tracing_turns(Path(folder), args.turns, args.chars, sqlite=sqlite)
+            )
+        base_cpu = found_traced[TRACING_MODES[0]][1]
+        traced = [
+            [f"tracing ({name}, continuing, @10)", "p50 us wall", "p50 us CPU", "CPU vs none"]
+        ]
+        for mode in TRACING_MODES:
+            took, spent = found_traced[mode]
+            traced.append([mode, f"{took:.0f}", f"{spent:.0f}", f"{spent / base_cpu:.2f}x"])
+        print(table(traced))
 
 
 if __name__ == "__main__":
