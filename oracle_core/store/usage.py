@@ -102,6 +102,22 @@ class UsageGroup:
     runs: int = 0
     _run_ids: set[str] = field(default_factory=set, repr=False)
 
+    def add(self, entry: UsageEntry) -> None:
+        """Count ``entry`` (a model call's tokens and cost, or a tool call) in the group."""
+        self._run_ids.add(entry.run_id)
+        self.runs = len(self._run_ids)
+        if entry.kind == "model":
+            self.model_calls += 1
+            self.prompt_tokens += entry.prompt_tokens
+            self.completion_tokens += entry.completion_tokens
+            if entry.cost is None:
+                self.unpriced_calls += 1
+            else:
+                self.cost += entry.cost
+        else:
+            self.tool_calls += 1
+            self.tool_errors += int(entry.is_error)
+
     @property
     def known_cost(self) -> float | None:
         """The cost, or ``None`` when no model call of the group had a known price."""
@@ -186,20 +202,7 @@ def summarize(entries: Iterable[UsageEntry], by: Grouping) -> list[UsageGroup]:
             "model": entry.model,
             "plugin": entry.plugin or CORE_PLUGIN,
         }[by]
-        group = groups.setdefault(key, UsageGroup(key))
-        group._run_ids.add(entry.run_id)
-        group.runs = len(group._run_ids)
-        if entry.kind == "model":
-            group.model_calls += 1
-            group.prompt_tokens += entry.prompt_tokens
-            group.completion_tokens += entry.completion_tokens
-            if entry.cost is None:
-                group.unpriced_calls += 1
-            else:
-                group.cost += entry.cost
-        else:
-            group.tool_calls += 1
-            group.tool_errors += int(entry.is_error)
+        groups.setdefault(key, UsageGroup(key)).add(entry)
     return ordered(groups.values())
 
 
@@ -239,19 +242,7 @@ def total(entries: Iterable[UsageEntry]) -> UsageGroup:
     """Every entry in one group, keyed ``"total"``."""
     group = UsageGroup("total")
     for entry in entries:
-        group._run_ids.add(entry.run_id)
-        if entry.kind == "model":
-            group.model_calls += 1
-            group.prompt_tokens += entry.prompt_tokens
-            group.completion_tokens += entry.completion_tokens
-            if entry.cost is None:
-                group.unpriced_calls += 1
-            else:
-                group.cost += entry.cost
-        else:
-            group.tool_calls += 1
-            group.tool_errors += int(entry.is_error)
-    group.runs = len(group._run_ids)
+        group.add(entry)
     return group
 
 
