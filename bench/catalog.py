@@ -2,7 +2,9 @@
 
 Each plugin is a real module plus a ``.dist-info`` with an ``oracle.plugins`` entry point,
 written to a folder the benchmark puts on ``sys.path``; it holds ``tools_per_plugin`` tools
-taken from one Seal-Tools field, with typed parameters and docstrings.
+taken from one Seal-Tools field, with typed parameters and docstrings. :func:`plan_catalog`
+picks the tools of each plugin, so a catalog for another framework (``llm_catalog.py``)
+holds the very same functions.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import keyword
 import re
 from collections import defaultdict
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from oracle_core.testing.distributions import write_distribution
 
@@ -42,7 +44,10 @@ def _identifier(name: str) -> str:
     return ident
 
 
-def _tool_source(spec: dict[str, Any], name: str) -> str:
+def tool_source(spec: dict[str, Any], name: str, decorator: str | None = None) -> str:
+    """The source of the function ``name`` described by ``spec``: typed parameters, a
+    docstring with an ``Args:`` section, returning its name; ``decorator`` (default:
+    oracle-core's ``@tool(name=...)``) goes above it, ``""`` for none."""
     required = set(spec.get("required") or [])
     params, docs = [], []
     seen: set[str] = set()
@@ -61,35 +66,53 @@ def _tool_source(spec: dict[str, Any], name: str) -> str:
     )
     description = str(spec.get("api_description", name)).replace('"', "'").replace("\n", " ")
     args = "\n    Args:\n" + "\n".join(docs) + "\n" if docs else ""
+    if decorator is None:
+        decorator = f"@tool(name={name!r})\n"
     return (
-        f"@tool(name={name!r})\n"
+        f"{decorator}"
         f"def {name}({signature}) -> str:\n"
         f'    """{description}\n{args}    """\n'
         f"    return {name!r}\n"
     )
 
 
-def write_catalog(root: Path, plugins: int, tools_per_plugin: int = 4) -> list[str]:
-    """Write ``plugins`` distributions into ``root``; return their plugin names."""
+class PlannedPlugin(NamedTuple):
+    """One plugin of a catalog: its name, Seal-Tools field and tools (name, description)."""
+
+    name: str
+    field: str
+    tools: list[tuple[str, dict[str, Any]]]
+
+
+def plan_catalog(plugins: int, tools_per_plugin: int = 4) -> list[PlannedPlugin]:
+    """The plugins of a catalog of ``plugins``: ``seal0000``, ``seal0001``, ... each with
+    ``tools_per_plugin`` Seal-Tools tools of one field, every tool name unique."""
     by_field: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for spec in load_tools():
         by_field[spec.get("field", "misc")].append(spec)
     pool = [spec for field in sorted(by_field) for spec in by_field[field]]
-    names = []
+    planned = []
     used: set[str] = set()
     for index in range(plugins):
-        name = f"seal{index:04d}"
         specs = [pool[(index * tools_per_plugin + k) % len(pool)] for k in range(tools_per_plugin)]
         field = str(specs[0].get("field", "general")).split("/")[0]
-        sources = []
-        tool_names = []
+        tools = []
         for spec in specs:
             tool_name = _identifier(spec["api_name"])
             while tool_name in used:
                 tool_name = f"{tool_name}_{index}"
             used.add(tool_name)
-            tool_names.append(tool_name)
-            sources.append(_tool_source(spec, tool_name))
+            tools.append((tool_name, spec))
+        planned.append(PlannedPlugin(f"seal{index:04d}", field, tools))
+    return planned
+
+
+def write_catalog(root: Path, plugins: int, tools_per_plugin: int = 4) -> list[str]:
+    """Write ``plugins`` distributions into ``root``; return their plugin names."""
+    names = []
+    for name, field, tools in plan_catalog(plugins, tools_per_plugin):
+        tool_names = [tool_name for tool_name, _ in tools]
+        sources = [tool_source(spec, tool_name) for tool_name, spec in tools]
         module = f"oracle_bench_{name}"
         summary = f"{field} tools: " + ", ".join(tool_names)
         code = (

@@ -5,8 +5,21 @@ half a second. Then, for catalogs of installed Seal-Tools plugins (four tools ea
 ``catalog.py``; byte-compiled, as pip leaves them): ``oracle plugins`` and building an
 ``Oracle()`` in a fresh process, each **cold** (no start-up cache under ``ORACLE_HOME``:
 every tool schema is built and checked) and **warm** (the cache of the previous run is
-there: nothing changed, so no schema is built). Last, the growth per plugin between
+there: nothing changed, so no schema is built). Then the growth per plugin between
 sizes, in milliseconds a plugin: flat means start-up is linear in the catalog.
+
+Last, the same catalogs beside simonw/llm's (when ``llm`` is importable): for each size,
+1,000 included, an llm catalog of the same plugins (``llm_catalog.py``: the same four
+functions each, registered by one ``register_tools`` hook) and, for ``oracle plugins``,
+``Oracle()``, ``llm plugins`` (imports and lists every plugin) and ``llm tools list``
+(also builds every tool's schema, as a cold ``Oracle()`` does): the child's CPU seconds
+(user + system) and wall seconds, cold and warm, its peak RSS (``ru_maxrss``) and the
+RSS a plugin adds: (peak at N - peak at 0 plugins) / N, in KB. llm keeps no start-up
+cache, so its one figure stands under cold and warm alike (marked ``*``).
+
+Every child is started by a small spawner process, which reads its rusage with
+``os.wait4``: on Linux a child's ``ru_maxrss`` is at least the RSS of the process that
+started it (``vfork`` then ``exec``), so the spawner is kept smaller than any child.
 
 Run: ``.venv/bin/python bench/startup.py [--repeat 3] [--sizes 250,1000,4000]``
 """
@@ -15,35 +28,138 @@ from __future__ import annotations
 
 import argparse
 import compileall
+import importlib.util
+import itertools
+import json
 import os
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-import itertools
-
 from catalog import write_catalog
+from common import table
+from llm_catalog import write_llm_catalog
 
 ORACLE = [sys.executable, "-m", "oracle_core"]
 BUILD = [sys.executable, "-c", "from oracle_core import Oracle; Oracle()"]
+LLM = [sys.executable, "-m", "llm"]
 
-
-def timed(args: list[str], env: dict[str, str], repeat: int, before: Callable[[], None]) -> float:
-    """Median wall seconds of running ``args``, calling ``before`` ahead of each run."""
-    samples = []
-    for _ in range(repeat):
-        before()
+SPAWNER = """
+import json, os, subprocess, sys, tempfile, time
+for line in sys.stdin:
+    args, env = json.loads(line)
+    with tempfile.TemporaryFile() as err:
         start = time.perf_counter()
-        subprocess.run(args, env=env, check=True, capture_output=True)
-        samples.append(time.perf_counter() - start)
-    return statistics.median(samples)
+        child = subprocess.Popen(args, env=env, stdin=subprocess.DEVNULL,
+                                 stdout=subprocess.DEVNULL, stderr=err)
+        _, status, usage = os.wait4(child.pid, 0)
+        wall = time.perf_counter() - start
+        child.returncode = code = os.waitstatus_to_exitcode(status)
+        err.seek(0)
+        tail = err.read()[-2000:].decode(errors="replace") if code else ""
+    print(json.dumps([wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss, code, tail]),
+          flush=True)
+"""
+"""Runs each ``[args, env]`` line of its stdin; prints ``[wall, cpu, maxrss_kb, code, err]``."""
+
+
+@dataclass(frozen=True)
+class Figures:
+    """Medians over the runs of one command: wall and CPU seconds, peak RSS in KB."""
+
+    wall: float
+    cpu: float
+    rss: float
+
+
+class Spawner:
+    """The small process that starts every measured child and reports its rusage."""
+
+    def __init__(self) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", SPAWNER],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+
+    def run(self, args: list[str], env: dict[str, str]) -> tuple[float, float, int]:
+        """Run ``args`` once; return its wall seconds, CPU seconds and peak RSS (KB).
+
+        Raises:
+            SystemExit: the command failed.
+        """
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self.process.stdin.write(json.dumps([args, env]) + "\n")
+        self.process.stdin.flush()
+        wall, cpu, rss, code, tail = json.loads(self.process.stdout.readline())
+        if code:
+            raise SystemExit(f"{' '.join(args)} exited with {code}:\n{tail}")
+        return wall, cpu, rss
+
+    def measure(
+        self, args: list[str], env: dict[str, str], repeat: int, before: Callable[[], None]
+    ) -> Figures:
+        """Medians of running ``args`` ``repeat`` times, calling ``before`` ahead of each."""
+        samples = []
+        for _ in range(repeat):
+            before()
+            samples.append(self.run(args, env))
+        walls, cpus, rsss = zip(*samples, strict=True)
+        return Figures(statistics.median(walls), statistics.median(cpus), statistics.median(rsss))
+
+    def close(self) -> None:
+        """End the spawner (it stops at the end of its stdin)."""
+        assert self.process.stdin is not None
+        self.process.stdin.close()
+        self.process.wait()
+
+
+def keep() -> None:
+    """Leave everything as it is before a run (a warm run)."""
+
+
+@dataclass
+class Row:
+    """One command at one catalog size, cold and warm (the same figures when it has no cache)."""
+
+    command: str
+    size: int
+    cold: Figures
+    warm: Figures
+    cached: bool = True
+
+
+def measure_oracle(
+    spawner: Spawner, env: dict[str, str], repeat: int, clear: Callable[[], None], size: int
+) -> list[Row]:
+    """``oracle plugins`` and ``Oracle()`` in ``env``, each cold then warm."""
+    rows = []
+    for label, command in (("oracle plugins", [*ORACLE, "plugins"]), ("Oracle()", BUILD)):
+        cold = spawner.measure(command, env, repeat, clear)
+        spawner.run(command, env)  # fill the cache
+        warm = spawner.measure(command, env, repeat, keep)
+        rows.append(Row(label, size, cold, warm))
+    return rows
+
+
+def measure_llm(spawner: Spawner, env: dict[str, str], repeat: int, size: int) -> list[Row]:
+    """``llm plugins`` and ``llm tools list`` in ``env``: one set of runs each (no cache)."""
+    rows = []
+    for label, command in (
+        ("llm plugins", [*LLM, "plugins"]),
+        ("llm tools list", [*LLM, "tools", "list"]),
+    ):
+        figures = spawner.measure(command, env, repeat, keep)
+        rows.append(Row(label, size, figures, figures, cached=False))
+    return rows
 
 
 def main() -> None:
@@ -52,24 +168,40 @@ def main() -> None:
     parser.add_argument("--sizes", default="250,1000,4000")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
+    with_llm = importlib.util.find_spec("llm") is not None
+    spawner = Spawner()
+    try:
+        run(spawner, sizes, args.repeat, with_llm)
+    finally:
+        spawner.close()
+
+
+def run(spawner: Spawner, sizes: list[int], repeat: int, with_llm: bool) -> None:
+    """Measure every size and print the tables."""
     with tempfile.TemporaryDirectory() as folder:
         home = Path(folder) / "home"
         home.mkdir()
         cache = home / "cache"
+        llm_home = Path(folder) / "llm-home"
+        llm_home.mkdir()
 
         def clear() -> None:
             shutil.rmtree(cache, ignore_errors=True)
 
-        def keep() -> None:
-            pass
-
         base = {**os.environ, "ORACLE_HOME": str(home)}
-        floor = timed([sys.executable, "-c", "pass"], base, args.repeat, keep)
-        helps = timed([*ORACLE, "--help"], base, args.repeat, keep)
-        empty = timed([*ORACLE, "plugins"], {**base, "ORACLE_LOAD_PLUGINS": ""}, args.repeat, keep)
+        base.pop("PYTHONPATH", None)
+        llm_base = {**base, "LLM_USER_PATH": str(llm_home)}
+        llm_base.pop("LLM_LOAD_PLUGINS", None)
+        floor = spawner.measure([sys.executable, "-c", "pass"], base, repeat, keep).wall
+        helps = spawner.measure([*ORACLE, "--help"], base, repeat, keep).wall
+        none = {**base, "ORACLE_LOAD_PLUGINS": ""}
+        empty = spawner.measure([*ORACLE, "plugins"], none, repeat, keep).wall
         print(f"python -c pass (floor)      {floor:7.3f} s")
         print(f"oracle --help               {helps:7.3f} s")
         print(f"oracle plugins, 0 plugins   {empty:7.3f} s\n")
+        side = measure_oracle(spawner, none, repeat, clear, 0)
+        if with_llm:
+            side += measure_llm(spawner, llm_base, repeat, 0)
         rows: list[tuple[int, list[float]]] = []
         for size in sizes:
             site = Path(folder) / f"site{size}"
@@ -77,16 +209,20 @@ def main() -> None:
             names = write_catalog(site, size)
             compileall.compile_dir(site, quiet=1)  # pip byte-compiles what it installs
             env = {**base, "PYTHONPATH": str(site), "ORACLE_LOAD_PLUGINS": ",".join(names)}
-            figures = []
-            for command in ([*ORACLE, "plugins"], BUILD):
-                figures.append(timed(command, env, args.repeat, clear))
-                subprocess.run(command, env=env, check=True, capture_output=True)  # fill it
-                figures.append(timed(command, env, args.repeat, keep))
-            rows.append((size, figures))
+            measured = measure_oracle(spawner, env, repeat, clear, size)
+            rows.append((size, [f.wall for row in measured for f in (row.cold, row.warm)]))
+            side += measured
             clear()
             shutil.rmtree(site)
+            if with_llm:
+                site.mkdir()
+                write_llm_catalog(site, size)
+                compileall.compile_dir(site, quiet=1)
+                side += measure_llm(spawner, {**llm_base, "PYTHONPATH": str(site)}, repeat, size)
+                shutil.rmtree(site)
             print(f"  ({size} plugins measured)", file=sys.stderr, flush=True)
         print_table(rows)
+        print_side_by_side(side, with_llm)
 
 
 def print_table(rows: list[tuple[int, list[float]]]) -> None:
@@ -103,6 +239,53 @@ def print_table(rows: list[tuple[int, list[float]]]) -> None:
             per = [(h - lo) * 1000 / (large - small) for lo, h in zip(low, high, strict=True)]
             span = f"{small}-{large}"
             print(f"{span:>11}  " + "  ".join(f"{p:10.2f}  " for p in per))
+    print(flush=True)
+
+
+def print_side_by_side(rows: Sequence[Row], with_llm: bool) -> None:
+    """CPU and wall seconds, peak RSS and RSS a plugin of every command at every size."""
+    print("beside simonw/llm: CPU (user+sys) and wall seconds, peak RSS, RSS a plugin")
+    zero = {row.command: row for row in rows if row.size == 0}
+    cells = [
+        [
+            "command",
+            "plugins",
+            "CPU cold",
+            "CPU warm",
+            "wall cold",
+            "wall warm",
+            "RSS cold",
+            "RSS warm",
+            "KB/plugin cold",
+            "KB/plugin warm",
+        ]
+    ]
+    order = {name: i for i, name in enumerate(dict.fromkeys(row.command for row in rows))}
+    for row in sorted(rows, key=lambda r: (r.size, order[r.command])):
+        mark = "" if row.cached else "*"
+        base = zero[row.command]
+        per = [
+            f"{(now.rss - then.rss) / row.size:.1f}{mark}" if row.size else "-"
+            for now, then in ((row.cold, base.cold), (row.warm, base.warm))
+        ]
+        cells.append(
+            [
+                row.command,
+                str(row.size),
+                f"{row.cold.cpu:.2f} s{mark}",
+                f"{row.warm.cpu:.2f} s{mark}",
+                f"{row.cold.wall:.2f} s{mark}",
+                f"{row.warm.wall:.2f} s{mark}",
+                f"{row.cold.rss / 1024:.0f} MB{mark}",
+                f"{row.warm.rss / 1024:.0f} MB{mark}",
+                *per,
+            ]
+        )
+    print(table(cells))
+    if with_llm:
+        print("* llm keeps no start-up cache: one set of runs, the same figure under cold and warm")
+    else:
+        print("llm rows skipped: llm is not importable in this Python")
     print(flush=True)
 
 
