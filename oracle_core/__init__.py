@@ -118,6 +118,7 @@ if TYPE_CHECKING:
         ModelCallStarted as ModelCallStarted,
         OperationUpdated as OperationUpdated,
         RunFinished as RunFinished,
+        RunResumed as RunResumed,
         RunStarted as RunStarted,
         TextDelta as TextDelta,
         ToolCallEvent as ToolCallEvent,

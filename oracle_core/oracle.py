@@ -54,6 +54,7 @@ from oracle_core.run.requests import RequestBuilder
 from oracle_core.run.state import RunState
 from oracle_core.run.waits import settle
 from oracle_core.run.waits.background import BackgroundWork
+from oracle_core.run.waits.sweep import CutOffSweeper
 from oracle_core.settings import Settings
 from oracle_core.store.base import Checkpointer
 from oracle_core.store.opening import open_store
@@ -170,6 +171,7 @@ class Oracle(Blocking):
         self._locks = ThreadLocks()
         self._deps: RunDeps | None = None
         self._background: BackgroundWork | None = None
+        self._sweeper: CutOffSweeper | None = None
         self._start_lock: asyncio.Lock | None = None
         self._lifecycle: Lifecycle | None = None
         self._credentials: Credentials | None = None
@@ -307,7 +309,8 @@ class Oracle(Blocking):
                 )
                 # Plugins whose startup failed are gone from here on: tools, routes, middleware.
                 self._registry = await self._lifecycle.start(self._plugin_handle())
-                await self.checkpointer.mark_interrupted()
+                if self._sweeper is None:  # nothing resumes cut-off runs here: as before
+                    await self.checkpointer.mark_interrupted()
                 self._background = BackgroundWork(self.checkpointer, self._pool, self.limits)
                 executor = tool_executor(
                     self._registry, self.limits, self._plugin_handle(), self._pool,
@@ -330,11 +333,38 @@ class Oracle(Blocking):
         """
         await self.run_deps()
 
+    def resume_cut_off_runs(self) -> CutOffSweeper | None:
+        """Have this oracle resume runs cut off by the end of their process (docs/scale-out.md).
+
+        ``oracle serve`` calls it before it starts the oracle, then starts the sweeper; it
+        is stopped when the oracle closes. An oracle that resumes cut-off runs does not
+        mark them ``interrupted`` when it starts. Calling it again returns the same sweeper.
+
+        Returns:
+            The sweeper (not yet started), or ``None`` when ``ORACLE_RESUME_RUNS`` is off.
+
+        Raises:
+            OracleClosedError: when the oracle was closed.
+        """
+        if self._closed:
+            raise OracleClosedError("this oracle is closed: build a new Oracle to run again")
+        if not self.settings.resume_runs:
+            return None
+        if self._sweeper is None:
+            self._sweeper = CutOffSweeper(
+                self.run_deps,
+                interval=self.limits.lease_ttl / 2,
+                max_age=self.settings.resume_max_age,
+            )
+        return self._sweeper
+
     async def close(self) -> None:
         """Run every plugin's ``oracle_shutdown`` hook and close the store, once."""
         if self._closed:
             return
         self._closed = True
+        if self._sweeper is not None:
+            await self._sweeper.close()
         lifecycle, self._lifecycle, self._deps = self._lifecycle, None, None
         try:
             if lifecycle is not None:

@@ -258,3 +258,32 @@ def test_shell_completion_offers_the_stored_thread_ids(
 
     assert shown == ["porto"]
     assert every == ["porto", "older"]
+
+
+@pytest.mark.parametrize(
+    ("times", "said"), [(0, None), (1, "resumed once"), (3, "resumed 3 times")]
+)
+def test_threads_show_says_which_runs_another_process_finished(
+    tmp_path: Path, times: int, said: str | None
+) -> None:
+    store = SQLiteCheckpointer(tmp_path / "oracle.db")
+
+    async def write() -> None:
+        record = RunRecord(
+            id="run-cut", thread_id="t", status="completed", resumed=times,
+            resumed_at=1_780_000_000.0 if times else None,
+        )  # fmt: skip
+        await store.append("t", base=0, messages=CONVERSATION, run=record)
+        await store.close()
+
+    asyncio.run(write())
+
+    code, out, _ = oracle(tmp_path, "threads", "show", "t")
+
+    assert code == 0
+    lines = [line for line in out.splitlines() if "was resumed" in line]
+    if said is None:
+        assert lines == []
+    else:
+        assert len(lines) == 1 and said in lines[0] and "run-cut" in lines[0]
+        assert "(completed)" in lines[0] and "2026-" in lines[0]

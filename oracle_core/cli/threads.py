@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from oracle_core.cli.common import echo_json, json_option, table, thread_argument
+from oracle_core.cli.common import echo_json, iso_time, json_option, table, thread_argument
 from oracle_core.cli.store_access import with_store
 from oracle_core.cli.transcript import shorten
 from oracle_core.values.attachments import content_text
@@ -116,7 +116,8 @@ def threads_group(ctx: click.Context, limit: int, as_json: bool) -> None:
 @thread_argument
 @json_option
 def show_command(thread_id: str, as_json: bool) -> None:
-    """Show thread ID: its messages, tool calls, loaded plugins, size and tokens used."""
+    """Show thread ID: its messages, tool calls, loaded plugins, size and tokens used, and
+    which of its runs another process finished after the one running them died."""
     data = with_store(lambda store: _export(store, thread_id))
     if data is None:
         _not_found(thread_id)
@@ -130,6 +131,13 @@ def show_command(thread_id: str, as_json: bool) -> None:
         f"loaded: {', '.join(data['loaded_plugins']) or 'nothing'}; "
         f"size {size_text(sum(data['message_tokens']))}; used {used_text(usage)}"
     )
+    resumed = [r for r in data["runs"] if r.get("resumed")]
+    for run in resumed:  # finished by another process after the one running it died
+        times = "once" if run["resumed"] == 1 else f"{run['resumed']} times"
+        click.echo(
+            f"run {run['id']} was resumed {times} after its process stopped, last at "
+            f"{iso_time(run.get('resumed_at'))} ({run['status']})"
+        )
     for message in data["messages"]:
         for line in message_lines(message):
             click.echo(line)

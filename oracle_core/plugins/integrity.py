@@ -36,6 +36,8 @@ GUARDED_MODULES = (
     "oracle_core.run.waits.approvals",  # who must approve a call
     "oracle_core.run.waits.connections",
     "oracle_core.run.waits.resume",  # the gate asked again before a saved call runs
+    "oracle_core.run.waits.cutoff",  # a cut-off run resumed: what is run again, what is not
+    "oracle_core.run.waits.sweep",  # which cut-off runs are resumed, and by whom
     "oracle_core.run.waits.settle",  # a person's decision, recorded once
     "oracle_core.capabilities.surface",  # a specialist surface's tools
     "oracle_core.run.lease",

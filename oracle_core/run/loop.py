@@ -67,6 +67,12 @@ from oracle_core.values.text import StreamText, clean_json
 
 log = logging.getLogger("oracle_core.run")
 
+GAVE_WAY = (
+    "this resumption stopped: the process the run was cut off from was still writing to the "
+    "thread, so the run is left to it"
+)
+"""The error of a run resumed after a crash that met its original process still writing."""
+
 
 class Run:
     """Works one run to its end; iterate :meth:`events` to drive it.
@@ -165,6 +171,12 @@ class Run:
             await asyncio.shield(save(deps, state, []))
             raise
         except Exception as error:
+            if isinstance(error, ThreadConflictError) and state.steps_from is not None:
+                # A run resumed after a crash met another writer: its process was alive
+                # after all (stalled past its lease). The run is theirs; nothing is saved.
+                log.warning("resumed run %s gave way to another writer: %s", state.record.id, error)
+                state.record.status, state.record.error = "interrupted", GAVE_WAY
+                return
             if not isinstance(error, OracleError):
                 log.exception("run %s failed", state.record.id)
             state.record.status = "failed"
@@ -192,8 +204,10 @@ class Run:
         deps, state = self.deps, self.state
         record = state.record
         first = record.steps + 1  # a resumed run goes on counting
+        # A run resumed after a crash counts its steps from its start (state.steps_from).
+        last = (state.steps_from or first) + deps.limits.max_steps
         record.model = deps.model.name  # saved with the step's outcome, a failure's too
-        for step in range(first, first + deps.limits.max_steps):
+        for step in range(first, last):
             request = deps.requests.build(
                 thread_id=state.thread_id,
                 run_id=record.id,
@@ -246,7 +260,7 @@ class Run:
             if handed:  # the caller runs these: they stay unanswered in the thread
                 calls = [c for c in calls if not any(c is h for h in handed)]
             await deps.guards.before_tools(state, calls)
-            results, loads = await self._run_tools(calls, allowed)
+            results, loads = await self.run_tools(calls, allowed)
             await deps.guards.after_tools(state, results)
             async for event in finish_step(deps, state, results, loads):
                 yield event
@@ -330,10 +344,14 @@ class Run:
             if not task.done():
                 task.cancel()
 
-    async def _run_tools(
+    async def run_tools(
         self, calls: list[dict[str, Any]], allowed: Shown
     ) -> tuple[list[ToolResult], tuple[str, ...]]:
-        """Run one response's calls; returns their results and the plugins they loaded."""
+        """Run one response's calls; returns their results and the plugins they loaded.
+
+        Each call is checked against ``allowed`` and runs through the middleware, bounded by
+        the run's time limit; a resumed run's first step runs calls again through it too.
+        """
         deps = self.deps
         capabilities = deps.executor.capabilities.state(self.state.loaded)
         gated = GatedCalls(

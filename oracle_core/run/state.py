@@ -49,6 +49,8 @@ class RunState:
         output_repairs: the repair turns its answer had (run/output.py: one at most).
         failed_observers: the observers that failed on this run (left out of its rest).
         notes: what observers keep of this run between its events (each its own key).
+        steps_from: the step its step limit counts from (``None``: its next one; a run
+            resumed after its process ended counts from its first, 1).
     """
 
     record: RunRecord
@@ -71,6 +73,7 @@ class RunState:
     attachments: tuple[Attachment, ...] = ()
     failed_observers: set[int] = field(default_factory=set)
     notes: dict[str, Any] = field(default_factory=dict)
+    steps_from: int | None = None
 
     @classmethod
     def new(
@@ -83,7 +86,7 @@ class RunState:
         options: RunOptions | None = None,
     ) -> RunState:
         """The state a new turn starts from: a fresh run, holding the lease under its id."""
-        record = RunRecord(id=new_run_id(), thread_id=thread_id)
+        record = RunRecord(id=new_run_id(), thread_id=thread_id, user_id=user_id)
         state = cls(record, record.id, message, user_id, stream)
         if options is not None:
             state.options = options

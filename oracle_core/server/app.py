@@ -50,8 +50,9 @@ def create_app(
 ) -> FastAPI:
     """Build the HTTP application serving ``oracle``.
 
-    Starting the app (its lifespan) runs every plugin's ``oracle_startup`` hook once;
-    stopping it cancels the runs still in progress (each saved as ``cancelled``), runs the
+    Starting the app (its lifespan) runs every plugin's ``oracle_startup`` hook once and,
+    unless ``ORACLE_RESUME_RUNS=0``, starts resuming the runs cut off by the end of their
+    process (:meth:`~oracle_core.Oracle.resume_cut_off_runs`); stopping it cancels the runs still in progress (each saved as ``cancelled``), runs the
     ``oracle_shutdown`` hooks and closes the oracle's store.
 
     Every response carries the security headers of :mod:`oracle_core.server.security`, and
@@ -84,7 +85,10 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        sweeper = oracle.resume_cut_off_runs()  # None with ORACLE_RESUME_RUNS=0
         await oracle.start()
+        if sweeper is not None:
+            sweeper.start()  # stopped when the oracle closes
         try:
             async with mcp_sessions(mcp):
                 yield

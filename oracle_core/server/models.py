@@ -71,6 +71,10 @@ class RunRecordBody(BaseModel):
     error: str | None
     created_at: float
     updated_at: float
+    resumed: int = Field(
+        0, description="Times it was resumed after its process ended mid-run (docs/scale-out.md)."
+    )
+    resumed_at: float | None = Field(None, description="When it was last resumed so.")
 
 
 class ThreadBody(BaseModel):

@@ -37,6 +37,9 @@ MODEL_CLIENTS = ("auto", "litellm")
 DEFAULT_SLOW_IMPORT_SECONDS = 0.5
 """Seconds a plugin's import may take before the start warns and ``oracle plugins`` says so."""
 
+DEFAULT_RESUME_MAX_AGE = 3600.0
+"""Seconds since a cut-off run last saved a step within which ``oracle serve`` resumes it."""
+
 
 def _names(value: str | None) -> tuple[str, ...] | None:
     if value is None:
@@ -155,6 +158,12 @@ class Settings:
             keeps them in SQLite at :attr:`database_path`.
         database_pool_size: ``ORACLE_DATABASE_POOL_SIZE``, connections one process opens to
             Postgres at most (default 10).
+        resume_runs: ``ORACLE_RESUME_RUNS`` (default on): ``oracle serve`` resumes runs cut
+            off by the end of their process; off (``0``), such a run is marked
+            ``interrupted`` (docs/scale-out.md).
+        resume_max_age: ``ORACLE_RESUME_MAX_AGE``, seconds since a cut-off run last saved a
+            step within which it is resumed (default 3600); an older one is marked
+            ``interrupted``.
     """
 
     home: Path = field(default_factory=default_home)
@@ -175,6 +184,8 @@ class Settings:
     slow_import_seconds: float = DEFAULT_SLOW_IMPORT_SECONDS
     database_url: str | None = field(default=None, repr=False)
     database_pool_size: int = 10
+    resume_runs: bool = True
+    resume_max_age: float = DEFAULT_RESUME_MAX_AGE
     env: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
@@ -224,6 +235,17 @@ class Settings:
             "database_url": _database_url(env.get("ORACLE_DATABASE_URL")),
             "database_pool_size": env_number(
                 env, "ORACLE_DATABASE_POOL_SIZE", int, 10, minimum=1, unit="connections"
+            ),
+            "resume_runs": env_flag(env, "ORACLE_RESUME_RUNS")
+            if (env.get("ORACLE_RESUME_RUNS") or "").strip()
+            else True,
+            "resume_max_age": env_number(
+                env,
+                "ORACLE_RESUME_MAX_AGE",
+                float,
+                DEFAULT_RESUME_MAX_AGE,
+                positive=True,
+                unit="seconds",
             ),
             "env": env,
         }

@@ -5,6 +5,8 @@ from __future__ import annotations
 from abc import abstractmethod
 from typing import Protocol
 
+from oracle_core.values.threads import RunRecord
+
 WAITER_LIVENESS = 2.0
 """Seconds a waiter for a lease counts as still waiting after its last attempt.
 
@@ -76,6 +78,15 @@ class LeaseStore(Protocol):
         Returns:
             The ids of the runs marked, oldest first.
         """
+
+    async def cut_off_runs(self) -> list[RunRecord]:
+        """The ``running`` runs whose thread has no live lease, oldest first: cut off.
+
+        The runs :meth:`mark_interrupted` would mark, read without changing them, so that
+        a process can resume them (:mod:`oracle_core.run.waits.sweep`). The default (a store
+        that cannot tell) finds none.
+        """
+        return []
 
 
 def check_ttl(ttl: float) -> None:

@@ -212,6 +212,17 @@ class MemoryCheckpointer(Checkpointer):
                     marked.append((run.created_at, run.id))
         return [run_id for _, run_id in sorted(marked)]
 
+    async def cut_off_runs(self) -> list[RunRecord]:
+        now = self._clock()
+        found = [
+            dataclasses.replace(run)
+            for tid, thread in self._threads.items()
+            if not ((held := self._leases.get(tid)) is not None and held.expires_at > now)
+            for run in thread.runs
+            if run.status == "running"
+        ]
+        return sorted(found, key=lambda run: run.created_at)
+
     async def save_credential(self, plugin: str, name: str, user_id: str, sealed: str) -> None:
         key = credential_key(plugin, name, user_id)
         now = self._clock()

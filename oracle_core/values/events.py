@@ -33,6 +33,23 @@ class RunStarted(Event):
 
 
 @dataclass
+class RunResumed(Event):
+    """A run cut off by the end of its process goes on, in this process (docs/scale-out.md).
+
+    Attributes:
+        run_id: the run.
+        from_step: the model calls it had made (and saved) before it was cut off; the next
+            is ``from_step + 1``.
+        reason: why it is resumed (``cut_off``: no process held its thread any more).
+    """
+
+    type: ClassVar[str] = "run_resumed"
+    run_id: str
+    from_step: int
+    reason: str = "cut_off"
+
+
+@dataclass
 class ModelCallStarted(Event):
     """A model call is about to be made: what the model is shown, and what it costs.
 

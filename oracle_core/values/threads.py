@@ -54,6 +54,9 @@ class RunRecord:
             as JSON, so a resumed run goes on with them; ``None`` when nothing was added.
         model: the model it called (the model's ``name``), set at its first model call;
             ``None`` before that, and for runs saved before runs recorded it.
+        user_id: who the run acts for (a run resumed after a crash acts for them again).
+        resumed: how many times it was resumed after its process ended mid-run (cut off).
+        resumed_at: when it was last resumed so (Unix seconds); ``None``: never.
     """
 
     id: str
@@ -66,6 +69,9 @@ class RunRecord:
     updated_at: float = field(default_factory=time.time)
     options: dict[str, Any] | None = None
     model: str | None = None
+    user_id: str = "default"
+    resumed: int = 0
+    resumed_at: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The record as JSON-ready data."""

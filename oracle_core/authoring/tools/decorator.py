@@ -33,6 +33,7 @@ def tool(
     connections: Sequence[str] = (),
     approval: bool | ApprovalPredicate | None = None,
     background: bool = False,
+    idempotent: bool = False,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 
 
@@ -47,6 +48,7 @@ def tool(
     connections: Sequence[str] = (),
     approval: bool | ApprovalPredicate | None = None,
     background: bool = False,
+    idempotent: bool = False,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Turn a typed function, sync or async, into a :class:`Tool`.
 
@@ -61,7 +63,10 @@ def tool(
     waits until each is set, and the tool reads them with :meth:`ToolContext.credential`.
     ``approval=True`` (or a predicate ``(arguments, context) -> bool``) makes a call wait
     for a person's approval; ``background=True`` makes a call return an operation id at
-    once while the work goes on (docs/waits.md).
+    once while the work goes on (docs/waits.md). ``idempotent=True`` declares that running
+    a call twice with the same arguments does no harm: a call that was in flight when its
+    process ended is run again when the run is resumed, instead of being reported to the
+    model as interrupted (docs/scale-out.md).
 
     Raises:
         ToolDefinitionError: when a parameter has no type hint, the tool has no
@@ -78,6 +83,7 @@ def tool(
             connections=connections,
             approval=approval,
             background=background,
+            idempotent=idempotent,
         )
 
     if function is not None:
@@ -95,6 +101,7 @@ def _build_tool(
     connections: Sequence[str] = (),
     approval: bool | ApprovalPredicate | None = None,
     background: bool = False,
+    idempotent: bool = False,
 ) -> Tool:
     tool_name = str(name or getattr(fn, "__name__", ""))
     where = (
@@ -117,6 +124,8 @@ def _build_tool(
         )
     if not isinstance(background, bool):
         raise ToolDefinitionError(f"{where}: background must be True or False")
+    if not isinstance(idempotent, bool):
+        raise ToolDefinitionError(f"{where}: idempotent must be True or False")
     text = (description or summary(inspect.getdoc(fn) or "")).strip()
     if not text:
         raise ToolDefinitionError(
@@ -134,6 +143,7 @@ def _build_tool(
         connections=needs,
         approval=approval,
         background=background,
+        idempotent=idempotent,
         _arguments=Arguments(tool_name, where, function=fn),
     )
 

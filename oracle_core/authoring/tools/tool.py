@@ -52,6 +52,9 @@ class Tool:
             See docs/waits.md.
         background: a call returns an operation id at once and the work goes on; the
             model inspects it with ``get_operation`` (see docs/waits.md).
+        idempotent: running a call twice with the same arguments does no harm; a call that
+            was in flight when its process ended is run again when the run is resumed
+            (otherwise the model is told it was interrupted; docs/scale-out.md).
     """
 
     name: str
@@ -62,6 +65,7 @@ class Tool:
     connections: tuple[str, ...] = ()
     approval: bool | ApprovalPredicate | None = None
     background: bool = False
+    idempotent: bool = False
     _arguments: Arguments = field(default=None, repr=False)  # type: ignore[assignment]
 
     def __init__(
@@ -78,6 +82,7 @@ class Tool:
         connections: Sequence[str] = (),
         approval: bool | ApprovalPredicate | None = None,
         background: bool = False,
+        idempotent: bool = False,
         _arguments: Arguments | None = None,
     ) -> None:
         """A tool from a ready JSON schema (``parameters``) and optional argument model.
@@ -110,6 +115,7 @@ class Tool:
             ("connections", tuple(connections)),
             ("approval", approval),
             ("background", background),
+            ("idempotent", idempotent),
             ("_arguments", _arguments),
         ):
             object.__setattr__(self, key, value)

@@ -13,4 +13,7 @@ the rooms here implement and settle it:
   once (what the facade calls).
 - :mod:`~oracle_core.run.waits.resume`: the first step of a resumed run.
 - :mod:`~oracle_core.run.waits.background`: background tool calls of this process.
+- :mod:`~oracle_core.run.waits.cutoff`: the first step of a run resumed after its process
+  ended mid-run (it waited for no one: it was cut off).
+- :mod:`~oracle_core.run.waits.sweep`: which cut-off runs a process resumes.
 """

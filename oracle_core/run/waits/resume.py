@@ -132,6 +132,9 @@ class ResumeStep:
             )
         self.operation = self.claimed
         state.record.status, state.record.error = "running", None
+        # Saved before the call runs: if this process dies in it, the run reads as cut off,
+        # and the process that resumes it claims the operation again (run/waits/cutoff.py).
+        await save(deps, state, [])
 
     async def close(self, deps: RunDeps, state: RunState, failure: str | None) -> None:
         """Mark the operation carried on, with the run's outcome (still holding the lease)."""

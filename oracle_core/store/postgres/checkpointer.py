@@ -255,6 +255,9 @@ class PostgresCheckpointer(Checkpointer):
         only = None if thread_id is None else clean_text(thread_id)
         return await self._call(lambda conn: lease_sql.mark_interrupted(conn, only, self._now()))
 
+    async def cut_off_runs(self) -> list[RunRecord]:
+        return await self._call(lambda conn: lease_sql.cut_off(conn, self._now()))
+
     # -- credentials -----------------------------------------------------------------------------
 
     async def save_credential(self, plugin: str, name: str, user_id: str, sealed: str) -> None:

@@ -68,3 +68,13 @@ async def mark_interrupted(conn: Connection, thread_id: str | None, now: float |
         if done.rowcount:  # else a run took the thread (or ended) meanwhile
             marked.append(unescape(run_id))
     return marked
+
+
+async def cut_off(conn: Connection, now: float | None) -> list[RunRecord]:
+    """The ``running`` runs no live lease covers, oldest first (see ``cut_off_runs``)."""
+    cursor = await conn.execute(
+        f"SELECT record FROM oracle_runs AS r WHERE status = 'running' AND {_UNLEASED} "
+        "ORDER BY created_at, ord",
+        {"now": now},
+    )
+    return [RunRecord.from_json(json.loads(text)) for (text,) in await cursor.fetchall()]

@@ -141,6 +141,9 @@ class SQLiteCheckpointer(Checkpointer):
         only = None if thread_id is None else clean_text(thread_id)
         return await self._db.write(lambda db: run_sql.mark_interrupted(db, only, self._clock))
 
+    async def cut_off_runs(self) -> list[RunRecord]:
+        return await self._db.read(lambda db: run_sql.cut_off(db, self._clock()))
+
     # -- credentials
 
     async def save_credential(self, plugin: str, name: str, user_id: str, sealed: str) -> None:

@@ -41,6 +41,11 @@ def _stale(db: sqlite3.Connection, only: str | None, now: float) -> list[tuple[s
     return rows
 
 
+def cut_off(db: sqlite3.Connection, now: float) -> list[RunRecord]:
+    """The ``running`` runs no live lease covers, oldest first (see ``cut_off_runs``)."""
+    return records([(text,) for _, text in _stale(db, None, now)])
+
+
 def mark_interrupted(
     db: sqlite3.Connection, only: str | None, clock: Callable[[], float]
 ) -> list[str]:
