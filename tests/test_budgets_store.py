@@ -149,3 +149,25 @@ async def test_the_stores_summary_adds_up_as_the_entries_do(
 
         assert [g.to_json() for g in groups] == [g.to_json() for g in summarize(entries, by)]
         assert overall.to_json() == total(entries).to_json()
+
+
+async def test_a_steps_usage_rows_are_saved_with_the_step_or_not_at_all(
+    connect: Callable[[], Checkpointer],
+) -> None:
+    from oracle_core.errors import ThreadConflictError
+
+    store = connect()
+    step = [model_call(1.0, "ann", "t1", (10, 5), None), tool_call(2.0, "ann", "t1", "f", "p")]
+    await store.append("t1", base=0, messages=[{"role": "user", "content": "hi"}], usage=step)
+
+    with pytest.raises(ThreadConflictError):  # a writer that lost the race saves nothing
+        await store.append(
+            "t1",
+            base=0,
+            messages=[{"role": "user", "content": "again"}],
+            usage=[model_call(3.0, "ann", "t1", (99, 99), None)],
+        )
+
+    found = await connect().usage()
+    assert [(e.at, e.kind) for e in found] == [(1.0, "model"), (2.0, "tool")]
+    assert len((await connect().load("t1")).messages) == 1

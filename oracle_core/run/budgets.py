@@ -251,8 +251,17 @@ class BudgetGuard:
             await self._let_go(state)
             raise
 
+    async def _note(self, state: RunState, entries: list[UsageEntry]) -> None:
+        """Put ``entries`` in the ledger: at once while a budget is set (its check in
+        another process must see them before this run's keys are let go), else with the
+        run's next step, in that step's transaction (one write, not two)."""
+        if self.budgets.budgets:
+            await self.store.record_usage(entries)
+        else:
+            state.pending_usage.extend(entries)
+
     async def after_model(self, state: RunState, step: int, usage: Usage) -> None:
-        """Write the call to the ledger, then let go of the run's budget keys."""
+        """Note the call in the ledger, then let go of the run's budget keys."""
         model = state.record.model or ""
         try:
             prices = await self._read_prices()
@@ -267,7 +276,7 @@ class BudgetGuard:
                 completion_tokens=usage.completion_tokens,
                 cost=prices.cost(model, usage) if model else None,
             )
-            await self.store.record_usage([entry])
+            await self._note(state, [entry])
         finally:
             await self._let_go(state)
 
@@ -275,11 +284,12 @@ class BudgetGuard:
         """Tool calls spend from no budget: nothing to check."""
 
     async def after_tools(self, state: RunState, results: Sequence[ToolResult]) -> None:
-        """Write each tool call to the ledger."""
+        """Note each tool call in the ledger."""
         if not results:
             return
         now = self._clock()
-        await self.store.record_usage(
+        await self._note(
+            state,
             [
                 UsageEntry(
                     at=now,
@@ -293,7 +303,7 @@ class BudgetGuard:
                     is_error=result.is_error or result.refused,
                 )
                 for result in results
-            ]
+            ],
         )
 
     def _check_priced(self, state: RunState) -> None:

@@ -35,7 +35,8 @@ async def save(
     messages: list[Message],
     loaded: tuple[str, ...] | list[str] = (),
 ) -> None:
-    """Append ``messages`` (and loads) to the thread with the run's record, under its lease.
+    """Append ``messages`` (and loads) to the thread with the run's record, under its lease,
+    with the usage-ledger rows the run noted since its last step, in one transaction.
 
     ``loaded`` is checked against the registry and its tiers first, wherever it came from:
     only on-demand plugins are ever saved as loaded.
@@ -43,6 +44,7 @@ async def save(
     messages = [clean_json(m) for m in messages]  # what is saved is what is sent
     loaded = deps.executor.registry.loadable(loaded)
     tokens = await _count(messages)
+    usage, state.pending_usage = state.pending_usage, []  # the ledger rows go with the step
     state.loaded = await deps.store.append(
         state.thread_id,
         base=len(state.messages),
@@ -51,6 +53,7 @@ async def save(
         run=state.record,
         lease=state.owner,
         tokens=tokens,
+        usage=usage,
     )
     state.messages.extend(messages)
     state.tokens.extend(tokens)

@@ -12,6 +12,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
+from oracle_core.store.usage import UsageEntry
 from oracle_core.values.attachments import Attachment
 from oracle_core.values.messages import Message
 from oracle_core.values.operations import Operation
@@ -49,6 +50,7 @@ class RunState:
         output_repairs: the repair turns its answer had (run/output.py: one at most).
         failed_observers: the observers that failed on this run (left out of its rest).
         notes: what observers keep of this run between its events (each its own key).
+        pending_usage: usage-ledger rows saved with the run's next step (one write).
         steps_from: the step its step limit counts from (``None``: its next one; a run
             resumed after its process ended counts from its first, 1).
     """
@@ -73,6 +75,7 @@ class RunState:
     attachments: tuple[Attachment, ...] = ()
     failed_observers: set[int] = field(default_factory=set)
     notes: dict[str, Any] = field(default_factory=dict)
+    pending_usage: list[UsageEntry] = field(default_factory=list)
     steps_from: int | None = None
 
     @classmethod

@@ -85,6 +85,7 @@ class MemoryCheckpointer(Checkpointer):
         run: RunRecord | None = None,
         lease: str | None = None,
         tokens: Sequence[int] | None = None,
+        usage: Sequence[UsageEntry] = (),
     ) -> list[str]:
         thread_id = clean_text(thread_id)
         # Cleaning and counting happen before the checks, with no await between checking
@@ -114,6 +115,7 @@ class MemoryCheckpointer(Checkpointer):
                 held.expires_at = now + held.ttl
         self._touched[thread_id] = now
         self._created.setdefault(thread_id, now)
+        self._usage.extend(usage)
         return list(state.loaded_plugins)
 
     async def threads(self) -> list[str]:

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from oracle_core.errors import ThreadConflictError
+from oracle_core.store.usage import UsageEntry
 from oracle_core.values.messages import Message
 from oracle_core.values.threads import (
     RunRecord,
@@ -63,6 +64,7 @@ class ThreadStore(Protocol):
         run: RunRecord | None = None,
         lease: str | None = None,
         tokens: Sequence[int] | None = None,
+        usage: Sequence[UsageEntry] = (),
     ) -> list[str]:
         """Save one step atomically.
 
@@ -84,6 +86,9 @@ class ThreadStore(Protocol):
                 ``base`` is what protects the message log.
             tokens: the writer's own token count of each message (the run loop counts once
                 and passes them); the store counts the messages itself when absent.
+            usage: rows for the usage ledger (:meth:`~oracle_core.store.usage.UsageStore.record_usage`),
+                written in the same transaction: a step's calls are in the ledger exactly
+                when the step is saved, for one write.
 
         Returns:
             The thread's ``loaded_plugins`` after the merge (it may include other writers' loads).

@@ -216,6 +216,7 @@ class PostgresCheckpointer(Checkpointer):
         run: RunRecord | None = None,
         lease: str | None = None,
         tokens: Sequence[int] | None = None,
+        usage: Sequence[UsageEntry] = (),
     ) -> list[str]:
         thread_id = clean_text(thread_id)
         rows = await asyncio.to_thread(encode_messages, messages, tokens) if messages else ([], [])
@@ -228,7 +229,17 @@ class PostgresCheckpointer(Checkpointer):
             lease=lease,
             now=self._now(),
         )
-        return await self._call(lambda conn: thread_sql.append(conn, thread_id, base, args))
+        entries = list(usage)
+        if not entries:
+            return await self._call(lambda conn: thread_sql.append(conn, thread_id, base, args))
+
+        async def step(conn: Connection) -> list[str]:  # the step and its usage rows, at once
+            async with conn.transaction():
+                merged = await thread_sql.append(conn, thread_id, base, args)
+                await usage_sql.insert(conn, entries)
+            return merged
+
+        return await self._call(step)
 
     async def threads(self) -> list[str]:
         return await self._call(thread_sql.listing)

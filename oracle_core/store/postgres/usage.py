@@ -71,15 +71,21 @@ def _entry(row: tuple[Any, ...]) -> UsageEntry:
     )  # fmt: skip
 
 
-async def record(conn: psycopg.AsyncConnection[Any], entries: Sequence[UsageEntry]) -> None:
-    """Append ``entries`` in one transaction."""
-    async with conn.transaction(), conn.cursor() as cursor:
+async def insert(conn: psycopg.AsyncConnection[Any], entries: Sequence[UsageEntry]) -> None:
+    """Insert ``entries`` in the transaction under way (or in one of their own)."""
+    async with conn.cursor() as cursor:
         await cursor.executemany(
             "INSERT INTO oracle_usage (at, kind, run_id, thread_key, thread_id, user_key, "
             "user_id, model, tool, plugin, prompt_tokens, completion_tokens, cost, is_error) "
             "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
             [_row(e) for e in entries],
         )
+
+
+async def record(conn: psycopg.AsyncConnection[Any], entries: Sequence[UsageEntry]) -> None:
+    """Append ``entries`` in one transaction."""
+    async with conn.transaction():
+        await insert(conn, entries)
 
 
 async def select(

@@ -93,9 +93,11 @@ class SQLiteCheckpointer(Checkpointer):
         run: RunRecord | None = None,
         lease: str | None = None,
         tokens: Sequence[int] | None = None,
+        usage: Sequence[UsageEntry] = (),
     ) -> list[str]:
         thread_id = clean_text(thread_id)
         messages = list(messages)
+        rows = usage_sql.rows(usage)
         return await self._db.write(
             lambda db: thread_sql.append(
                 db,
@@ -107,6 +109,7 @@ class SQLiteCheckpointer(Checkpointer):
                 run=run,
                 lease=lease,
                 tokens=tokens,
+                also=(lambda: usage_sql.insert(db, rows)) if rows else None,
             )
         )
 

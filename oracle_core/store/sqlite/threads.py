@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from oracle_core.store.saving import count_message, encode_messages, to_json
 from oracle_core.store.sqlite import leases, runs
@@ -143,8 +143,11 @@ def append(
     run: RunRecord | None,
     lease: str | None,
     tokens: Sequence[int] | None,
+    also: Callable[[], None] | None = None,
 ) -> list[str]:
-    """Save one step in one transaction (see ``ThreadStore.append``); the merged loads."""
+    """Save one step in one transaction (see ``ThreadStore.append``); the merged loads.
+
+    ``also`` runs inside that transaction, after the step (the step's usage rows)."""
     # Clean and count before taking the write lock, so the lock is held briefly.
     rows = list(zip(*encode_messages(messages, tokens), strict=True))
     plugins = [clean_text(p) for p in loaded]
@@ -173,6 +176,8 @@ def append(
             runs.save(db, thread_id, record)
         if lease is not None:
             leases.renew(db, thread_id, clean_text(lease), now)
+        if also is not None:
+            also()
         merged = db.execute(_LOADED, (thread_id,)).fetchall()
     return [r[0] for r in merged]
 

@@ -63,13 +63,24 @@ def _entry(row: Any) -> UsageEntry:
     )  # fmt: skip
 
 
+def rows(entries: Sequence[UsageEntry]) -> list[tuple[object, ...]]:
+    """``entries`` as the table's rows (cleaned before any lock is taken)."""
+    return [_row(e) for e in entries]
+
+
+def insert(db: sqlite3.Connection, rows: Sequence[tuple[object, ...]]) -> None:
+    """Insert ``rows`` (from :func:`rows`) in the transaction under way."""
+    db.executemany(
+        f"INSERT INTO oracle_usage ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        rows,
+    )
+
+
 def record(db: sqlite3.Connection, entries: Sequence[UsageEntry]) -> None:
     """Append ``entries`` in one transaction."""
+    prepared = rows(entries)
     with immediate(db):
-        db.executemany(
-            f"INSERT INTO oracle_usage ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [_row(e) for e in entries],
-        )
+        insert(db, prepared)
 
 
 def select(db: sqlite3.Connection, user_id: str | None, since: float | None) -> list[UsageEntry]:
