@@ -101,7 +101,7 @@ class Server:
 class Cluster:
     """Servers on one store, the files their tools write, and a reader of the store."""
 
-    start: Callable[[str], Server]
+    start: Callable[..., Server]
     log: Path
     gates: Path
     store: Callable[[], Checkpointer]
@@ -179,13 +179,13 @@ def cluster(
 
     started: list[Server] = []
 
-    def start(name: str) -> Server:
+    def start(name: str, **more: str) -> Server:
         home = tmp_path / (name if schemas is not None else "shared")
         command = [sys.executable, "-m", "oracle_core", "serve", "--port", "0",
                    "--log-level", "warning"]  # fmt: skip
         process = subprocess.Popen(
             command,
-            env={**env, "ORACLE_HOME": str(home)},
+            env={**env, "ORACLE_HOME": str(home), **more},
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,
@@ -379,6 +379,32 @@ def test_a_run_killed_in_its_first_model_call_is_answered_by_the_next_process(
     assert [m["content"] for m in state.messages] == ["hello", "done after 1 messages"]
     (run,) = state.runs
     assert (run.status, run.steps, run.resumed) == ("completed", 1, 1)
+
+
+def test_a_run_a_stopping_server_hands_over_is_finished_by_another_process(
+    cluster: Cluster, fake_openai: FakeOpenAI
+) -> None:
+    model = Model(lambda request: True)  # the first model call hangs until the end
+    fake_openai.respond_with(model)
+    a = cluster.start("a", ORACLE_SHUTDOWN_GRACE="2")
+    b = cluster.start("b")
+    try:
+        post_quietly(a, "t", "send and look up")
+        assert model.asked.wait(WAIT), "the run on A never reached the model"
+        signalled = time.monotonic()
+        a.process.send_signal(signal.SIGTERM)  # a deploy: A stops within its grace
+        a.process.wait(WAIT)
+        took = time.monotonic() - signalled
+        state = cluster.finished("t")  # B's sweep finds the run A handed over
+    finally:
+        model.release.set()
+
+    assert took < 2 + 2, "".join(a.output)  # the grace, and a little to exit
+    assert a.process.returncode in (0, -signal.SIGTERM)
+    assert answers(state) == ["done after 4 messages"], _debug(state, [a, b])
+    assert sorted(cluster.ran()) == ["lookup b", "send a"]  # the tools ran once, on B
+    (run,) = state.runs
+    assert (run.status, run.resumed) == ("completed", 1)
 
 
 def test_two_live_processes_racing_to_resume_one_run_resume_it_once(

@@ -117,10 +117,13 @@ class Run:
                     if self.first.public:
                         channel.publish(state.thread_id, event)
                     yield event
-        except (asyncio.CancelledError, GeneratorExit):  # the caller stopped reading
-            if state.record.status == "running":
-                state.record.status = "cancelled"
-            observe(deps.registry, state, self._finished())  # traces and metrics close
+        except (asyncio.CancelledError, GeneratorExit) as stop:  # the caller stopped reading
+            finished = self._finished()
+            if finished.status == "running":  # as the observers see it end here
+                finished.status = HANDED_OVER if handed_over(stop) else "cancelled"
+                if not handed_over(stop):
+                    state.record.status = "cancelled"
+            observe(deps.registry, state, finished)  # traces and metrics close
             raise
         except Exception as error:  # before the run began (busy, the store), or at its end
             if not isinstance(error, ThreadBusyError | ThreadConflictError | ThreadWaitingError):
@@ -166,8 +169,11 @@ class Run:
             yield RunStarted(state.record.id, state.thread_id)
             async for event in self._steps():
                 yield event
-        except (asyncio.CancelledError, GeneratorExit):
-            state.record.status = "cancelled"
+        except (asyncio.CancelledError, GeneratorExit) as stop:
+            # Handed over (a stopping server): saved as still running, so the process that
+            # sweeps for cut-off runs next finishes it; otherwise a person stopped it.
+            if not handed_over(stop):
+                state.record.status = "cancelled"
             await asyncio.shield(save(deps, state, []))
             raise
         except Exception as error:
@@ -394,6 +400,18 @@ class Run:
             f"the run took longer than its limit of {self.deps.limits.run_timeout:g} s "
             f"({doing}); raise it with RunLimits(run_timeout=...)"
         )
+
+
+HANDED_OVER = "handed_over"
+"""The message of a cancellation that hands the run over (``task.cancel(HANDED_OVER)``): a
+stopping server's runs are saved as still ``running``, their thread's lease given back, so
+another process resumes them from their last step (docs/scale-out.md); observers see them
+end with this status."""
+
+
+def handed_over(stop: BaseException) -> bool:
+    """Whether ``stop`` is the cancellation that hands a run over (:data:`HANDED_OVER`)."""
+    return isinstance(stop, asyncio.CancelledError) and stop.args[:1] == (HANDED_OVER,)
 
 
 def _handed(call: Mapping[str, Any]) -> dict[str, Any]:

@@ -15,6 +15,7 @@ import contextlib
 from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING
 
+from oracle_core.run.loop import HANDED_OVER
 from oracle_core.server.errors import ApiError
 from oracle_core.values.events import Event, RunStarted
 from oracle_core.values.result import RunResult
@@ -38,6 +39,7 @@ class RunHandle:
         self.thread_id = thread_id
         self.run_id: str | None = None
         self.task: asyncio.Task[None] | None = None
+        self.handed_over = False  # the stopping server handed it to another process
         self._queue: asyncio.Queue[Event | BaseException | _End] = asyncio.Queue()
         self._pending: BaseException | _End | None = None
 
@@ -93,7 +95,19 @@ class RunHandle:
             raise self.cancelled() from None
 
     def cancelled(self) -> ApiError:
-        """The 503 (``run_cancelled``) for a run the stopping server cancelled before its end."""
+        """The 503 for a run the stopping server did not finish: ``run_handed_over`` when
+        another process finishes it (``ORACLE_RESUME_RUNS``, on by default), else
+        ``run_cancelled``."""
+        if self.handed_over:
+            return ApiError(
+                503,
+                "run_handed_over",
+                f"run {self.run_id} on thread {self.thread_id!r} was handed over: the server "
+                "is stopping, and the next process that serves this store finishes the run "
+                f"from its last step; read the answer from the thread (GET /threads/"
+                f"{self.thread_id}) or follow its events (GET /threads/{self.thread_id}/events)",
+                {"Retry-After": "5"},
+            )
         return ApiError(
             503,
             "run_cancelled",
@@ -195,22 +209,29 @@ class ThreadRuns:
                 await asyncio.shield(handle.task)
 
     async def drain(self, grace_seconds: float) -> None:
-        """Stop starting runs, give those in progress ``grace_seconds`` to end, cancel the rest.
+        """Stop starting runs, give those in progress ``grace_seconds`` to end, then hand the
+        rest over (or cancel them, with ``ORACLE_RESUME_RUNS=0``).
 
-        A cancelled run is saved as ``cancelled``; whoever waits on it gets the 503 of
+        A run handed over is saved as still running and its thread's lease given back, so
+        the next process that sweeps the store finishes it from its last step; a cancelled
+        run is saved as ``cancelled``. Whoever waits on either gets the 503 of
         :meth:`RunHandle.cancelled` (a stream, its ``error`` event).
         """
         self._stopping = True
         tasks = [h.task for h in self._active.values() if h.task is not None]
         if tasks:
             await asyncio.wait(tasks, timeout=grace_seconds)
-        await self.cancel_all()
+        await self.cancel_all(handover=self.oracle.settings.resume_runs)
 
-    async def cancel_all(self) -> None:
-        """Cancel every run still in progress and wait until each has saved its state."""
-        tasks = [h.task for h in self._active.values() if h.task is not None]
+    async def cancel_all(self, *, handover: bool = False) -> None:
+        """Stop every run still in progress (handing it over, with ``handover``) and wait
+        until each has saved its state."""
+        handles = [h for h in self._active.values() if h.task is not None]
+        for handle in handles:
+            handle.handed_over = handover
+        tasks = [h.task for h in handles if h.task is not None]
         for task in tasks:
-            task.cancel()
+            task.cancel(HANDED_OVER if handover else None)
         for task in tasks:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task

@@ -12,8 +12,9 @@ What a slow or idle client can hold, and for how long:
 
 On SIGTERM (or Ctrl-C) :class:`OracleServer` stops taking connections, refuses new runs
 (503 ``shutting_down``), gives runs in progress the grace period less a reserve, then
-cancels the rest (saved as ``cancelled``; their clients get 503 ``run_cancelled``), so the
-process is gone within the grace period.
+hands the rest over (saved as still running, their leases given back, for another process
+to resume; their clients get 503 ``run_handed_over``), or cancels them with
+``ORACLE_RESUME_RUNS=0`` (``run_cancelled``), so the process is gone within the grace period.
 """
 
 from __future__ import annotations

@@ -79,7 +79,7 @@ async def run_stream(handle: RunHandle, first: Event, ping_seconds: float) -> As
 
     Should the run break down outside the model's and tools' reach (the store fails, say),
     or the stopping server cancel it, an ``error`` event with a ``message`` ends the stream
-    instead of ``done`` (``run_cancelled`` for the latter).
+    instead of ``done`` (``run_handed_over`` or ``run_cancelled`` for the latter).
     """
     batch = [first, *handle.ready()]
     finished = any(e.type == "done" for e in batch)

@@ -1,4 +1,5 @@
-"""Draining on shutdown: new runs get 503, runs in progress their grace, then 503 and saved."""
+"""Draining on shutdown: new runs get 503, runs in progress their grace, then 503 and saved
+as handed over (for another process to finish), or cancelled with resuming off."""
 
 from __future__ import annotations
 
@@ -35,7 +36,7 @@ def held(fake_openai: FakeOpenAI) -> Iterator[tuple[threading.Event, threading.E
     release.set()
 
 
-async def test_a_json_run_still_going_at_the_end_of_the_grace_gets_503_and_is_saved(
+async def test_a_json_run_still_going_at_the_end_of_the_grace_is_handed_over(
     serve, held: tuple[threading.Event, threading.Event]
 ) -> None:
     arrived, _ = held
@@ -48,8 +49,32 @@ async def test_a_json_run_still_going_at_the_end_of_the_grace_gets_503_and_is_sa
 
     assert response.status_code == 503
     error = response.json()["error"]
-    assert error["type"] == "run_cancelled" and "server is stopping" in error["message"]
+    assert error["type"] == "run_handed_over" and "server is stopping" in error["message"]
+    assert "GET /threads/t" in error["message"]
     assert response.headers["retry-after"] == "5"
+    store = served.oracle.checkpointer
+    assert [r.status for r in (await store.load("t")).runs] == ["running"]
+    # Its thread's lease was given back: the next sweep of any process finds it at once.
+    assert [r.thread_id for r in await store.cut_off_runs()] == ["t"]
+
+
+async def test_without_resuming_a_run_still_going_at_the_end_of_the_grace_is_cancelled(
+    serve, held: tuple[threading.Event, threading.Event], tmp_path
+) -> None:
+    from oracle_core import Settings
+
+    arrived, _ = held
+    env = {"ORACLE_HOME": str(tmp_path / "home"), "ORACLE_RESUME_RUNS": "0"}
+    served = await serve(settings=Settings.from_env(env))
+    post = asyncio.create_task(served.client.post("/threads/t/runs", json={"message": "hi"}))
+    assert await asyncio.to_thread(arrived.wait, 30)
+
+    await served.app.state.server.runs.drain(0.05)
+    response = await post
+
+    assert response.status_code == 503
+    error = response.json()["error"]
+    assert error["type"] == "run_cancelled" and "server is stopping" in error["message"]
     assert [r.status for r in (await served.oracle.checkpointer.load("t")).runs] == ["cancelled"]
 
 
@@ -68,7 +93,7 @@ async def test_a_stream_still_going_at_the_end_of_the_grace_ends_with_its_error_
     assert events[0][0] == "run_started"
     assert events[-1] == (
         "error",
-        {"type": "error", "error": "run_cancelled", "message": events[-1][1]["message"]},
+        {"type": "error", "error": "run_handed_over", "message": events[-1][1]["message"]},
     )
     assert "done" not in [kind for kind, _ in events]
 

@@ -343,7 +343,7 @@ def test_events_in_the_stream_are_one_json_object_per_data_line(
     assert data[-1]["type"] == "done" and data[-1]["answer"] == "Line one.\nLine two."
 
 
-def test_sigterm_during_runs_gives_their_clients_503_and_exits_within_the_grace(
+def test_sigterm_during_runs_hands_them_over_with_a_503_and_exits_within_the_grace(
     root: Path, fake: FakeOpenAI
 ) -> None:
     grace = 4.0
@@ -391,11 +391,11 @@ def test_sigterm_during_runs_gives_their_clients_503_and_exits_within_the_grace(
 
     response = outcome["json"]
     assert isinstance(response, httpx.Response) and response.status_code == 503
-    assert response.json()["error"]["type"] == "run_cancelled"
+    assert response.json()["error"]["type"] == "run_handed_over"  # another process finishes it
     events = outcome["sse"]
     assert isinstance(events, list)
     assert events[0]["type"] == "run_started"
-    assert events[-1]["type"] == "error" and events[-1]["error"] == "run_cancelled"
+    assert events[-1]["type"] == "error" and events[-1]["error"] == "run_handed_over"
     assert took < grace
     assert running.process.returncode in (0, -signal.SIGTERM)
     assert running.log.read_text().split() == ["startup", "shutdown"]
@@ -405,7 +405,7 @@ def test_sigterm_during_runs_gives_their_clients_503_and_exits_within_the_grace(
         statuses = [run_statuses(store, thread) for thread in ("j", "s")]
     finally:
         asyncio.run(store.close())
-    assert statuses == [["cancelled"], ["cancelled"]]
+    assert statuses == [["running"], ["running"]]  # handed over: the next process finishes them
 
 
 def run_statuses(store: SQLiteCheckpointer, thread_id: str) -> list[str]:
