@@ -4,9 +4,12 @@ Building a tool's JSON schema and checking it costs about a millisecond a tool, 
 pay for thousands of tools on every start. So once a distribution's plugin has passed the
 tool and example checks, its tools' schemas are kept in ``$ORACLE_HOME/cache/plugins-<digest>.json``
 and a later start with the same files trusts them: no schema is built until a request
-shows a tool or a call validates its arguments. The plugin is still imported and its hooks
-still called on every start (they may depend on configuration); only the per-tool work is
-skipped.
+shows a tool or a call validates its arguments. A plugin that gave nothing but a manifest
+and tools also gets a deferral record (:mod:`oracle_core.plugins.deferred`: its manifest,
+tools, hooks and configuration digest, keyed by the stamps of its ``RECORD`` and of every
+module its import loaded), and a later start with the same files and configuration does
+not import it at all; any other plugin is still imported and its hooks called on every
+start (they may depend on configuration), only the per-tool work being skipped.
 
 An entry is trusted only when all of this is unchanged:
 
@@ -34,7 +37,7 @@ import operator
 import os
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -71,6 +74,7 @@ class StartupCache:
         self._changed = False
         self._prints: tuple[tuple[Tool, ...], list[str]] = ((), [])
         self._stamps: dict[str, tuple[str, int, int] | None] = {}
+        self._keyed: dict[str, list[str]] = {}
 
     def _fingerprints(self, tools: Sequence[Tool]) -> list[str]:
         """Each tool's fingerprint; those of the last tools asked for are computed once.
@@ -97,11 +101,13 @@ class StartupCache:
         """
         if source.distribution is None or source.metadata_path is None:
             return None
+        sources = _source_files(obj, tools)
         files = {self._stamp(source.metadata_path)}
-        for path in _source_files(obj, tools):
+        for path in sources:
             files.add(self._stamp(path))
         if None in files:
             return None  # a file we cannot stat: never trust what we cannot check
+        self._keyed[_name(source)] = [source.metadata_path, *sources]
         parts = [
             source.distribution,
             source.version,
@@ -144,6 +150,66 @@ class StartupCache:
         schemas = json.dumps([t.parameters for t in tools], separators=(",", ":"))
         self._load()[_name(source)] = {"key": key, "schemas": schemas}
         self._changed = True
+
+    def deferred(self, source: PluginSource) -> tuple[dict[str, Any], Callable[[int], Any]] | None:
+        """The deferral record kept for this plugin, if every file it names is unchanged.
+
+        Returns the record (see :func:`~oracle_core.plugins.deferred.deferral_record`) and
+        a reader of its tools' cached schemas by index; ``None`` when there is no record,
+        the distribution's version or entry point differs, or any file's stamp changed.
+        The caller still compares the configuration's digest.
+        """
+        entry = self._load().get(_name(source))
+        if entry is None:
+            return None
+        record = entry.get("deferred")
+        text = entry.get("schemas")
+        if not isinstance(record, dict) or not isinstance(text, str):
+            return None
+        if record.get("version") != source.version or record.get("value") != source.value:
+            return None
+        files = record.get("files")
+        if not isinstance(files, list) or not files:
+            return None
+        for item in files:
+            if not isinstance(item, list) or not item or not isinstance(item[0], str):
+                return None
+            stamp = self._stamp(item[0])
+            if stamp is None or list(stamp) != item:
+                return None
+        return record, _Schemas(text).get
+
+    def keep_deferred(
+        self, source: PluginSource, record: dict[str, Any] | None, modules: Iterable[str]
+    ) -> None:
+        """Keep (or, with ``None``, drop) the deferral record of a plugin stored or trusted now.
+
+        The record is keyed by the stamps of the files :meth:`key` stamped for it in this
+        assembly (the distribution's ``RECORD`` and the plugin's sources) and of
+        ``modules``, the files of the modules its import loaded. Nothing is kept for a
+        plugin without a cache entry or not keyed now, or whose files cannot all be read.
+        """
+        entry = self._load().get(_name(source))
+        keyed = self._keyed.get(_name(source))
+        if entry is None or keyed is None:
+            return
+        if record is not None:
+            stamps = [self._stamp(p) for p in sorted({*keyed, *modules})]
+            if None in stamps:
+                record = None
+            else:
+                record = {
+                    **record,
+                    "version": source.version,
+                    "value": source.value,
+                    "files": [list(s) for s in stamps if s is not None],
+                }
+        if entry.get("deferred") != record:
+            if record is None:
+                entry.pop("deferred", None)
+            else:
+                entry["deferred"] = record
+            self._changed = True
 
     def save(self) -> None:
         """Write the cache if anything was stored (atomically: readers never see half)."""

@@ -28,6 +28,7 @@ GUARDED_MODULES = (
     "oracle_core.capabilities.meta_tools.results",
     "oracle_core.capabilities.state",
     "oracle_core.plugins.core_tools",
+    "oracle_core.plugins.deferred",  # a deferred plugin's tools hand calls to the real ones
     "oracle_core.run.calls",
     "oracle_core.run.chain",
     "oracle_core.run.executor",

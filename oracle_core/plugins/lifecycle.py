@@ -126,7 +126,8 @@ class Lifecycle:
                 raise StrictPluginError([failure])
             failures.append(failure)
             failed.add(plugin.name)
-            self._manager.unregister(plugin.obj)  # its shutdown must never run
+            if plugin.obj is not None:  # a deferred plugin was never registered
+                self._manager.unregister(plugin.obj)  # its shutdown must never run
         self._result = self._registry.without(failed, failures)
         return self._result
 

@@ -10,7 +10,10 @@ recorded with its name, distribution and every problem; the others go on. Last, 
 Every step is linear in the number of plugins: they are registered in one batch
 (:func:`~oracle_core.plugins.hooks.register_plugins`), and an installed plugin whose files
 and tools have not changed since it last passed is not checked again tool by tool
-(:mod:`oracle_core.plugins.cache`).
+(:mod:`oracle_core.plugins.cache`). An installed plugin that gave nothing but a manifest and
+tools last time, with the same files and configuration now, is not even imported: it is
+assembled from the cache and imported, through this same path, when a tool of it is first
+validated or called (:mod:`oracle_core.plugins.deferred`).
 
 Each installed plugin's import is timed: one slower than ``ORACLE_SLOW_IMPORT_SECONDS``
 is logged as a warning naming it, since every start pays for it (the cache cannot skip an
@@ -22,8 +25,10 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import functools
+import itertools
 import logging
 import sys
+import threading
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -38,6 +43,13 @@ from oracle_core.authoring.tools.tool import Tool
 from oracle_core.errors import PluginConfigError, PluginError, PluginLoadError
 from oracle_core.plugins.cache import StartupCache
 from oracle_core.plugins.config import load_plugin_config
+from oracle_core.plugins.deferred import (
+    DEFERRABLE_HOOKS,
+    DeferredImport,
+    config_digest,
+    deferral_record,
+    deferred_plugin,
+)
 from oracle_core.plugins.discovery import PluginSource
 from oracle_core.plugins.hooks import (
     ASSEMBLY_HOOKS,
@@ -131,6 +143,8 @@ class _Entry:
     config: Any = None
     import_seconds: float | None = None
     """How long its import took (``None``: given in code, never imported here)."""
+    modules: list[str] | None = None
+    """The files of the modules its import loaded first (``None``: not known)."""
 
 
 class _Assembler:
@@ -145,6 +159,8 @@ class _Assembler:
         self.host = host
         self.timeout = timeout
         self.cache = cache
+        self.deferring = threading.RLock()
+        """Held while a deferred plugin of this assembly is imported on first use."""
         self.worker = HookWorker("oracle-assembly")
         self.core = CoreSnapshot.take()
         self.trace: HookTrace | None = None
@@ -158,6 +174,7 @@ class _Assembler:
         source = entry.source
         if entry.obj is None:
             started = time.perf_counter()
+            known = len(sys.modules)
             try:
                 entry.obj = source.load()
             except Exception as error:
@@ -178,9 +195,62 @@ class _Assembler:
                 self._patched(entry)
                 return
             entry.import_seconds = time.perf_counter() - started
+            entry.modules = _module_files(known)
             if self._patched(entry):
                 return
         entry.registration = hook_problems(self.manager, entry.obj, entry.parsed)
+
+    def defer(self, entry: _Entry) -> bool:
+        """Assemble an installed plugin from its cache entry without importing it, if it may be.
+
+        It may when the cache keeps a deferral record for it whose files are unchanged
+        and whose configuration digest is that of its configuration now.
+        """
+        if self.cache is None or entry.obj is not None or entry.source.distribution is None:
+            return False
+        found = self.cache.deferred(entry.source)
+        if found is None:
+            return False
+        record, schemas = found
+        settings = self.host.settings
+        try:
+            name = record["name"]
+            if not isinstance(name, str) or not set(record["hooks"]) <= DEFERRABLE_HOOKS:
+                return False
+            section = settings.plugin_section(name)
+            config = load_plugin_config(
+                name, None, section, settings.env, settings.plugin_overrides
+            )
+            if config_digest(config) != record["config"]:
+                return False
+            later = DeferredImport(
+                entry.source,
+                name,
+                functools.partial(_import_one, self.host, self.timeout, self.cache),
+                self.deferring,
+            )
+            entry.plugin, entry.warnings = deferred_plugin(
+                record, entry.source, config, schemas, later
+            )
+        except (PluginConfigError, KeyError, TypeError, ValueError):
+            return False  # imported as before, which reports what is wrong
+        return True
+
+    def remember(self, entry: _Entry) -> None:
+        """Keep in the cache whether (and how) a plugin that just passed may be deferred."""
+        if self.cache is None or entry.plugin is None or entry.source.distribution is None:
+            return
+        record = None
+        if entry.modules is not None and not entry.registration:
+            hooks = {
+                (opts.get("specname") or attr)
+                for attr, opts in entry.parsed.items()
+                if opts is not None
+            }
+            record = deferral_record(
+                entry.plugin, hooks, config_digest(entry.config), entry.warnings
+            )
+        self.cache.keep_deferred(entry.source, record, entry.modules or ())
 
     def register(self, entries: Sequence[_Entry]) -> None:
         """Register the loaded plugins with the manager at once (or record why not)."""
@@ -394,6 +464,61 @@ def _declared_config(results: HookResults) -> type[BaseModel] | None:
     return model if isinstance(model, type) and issubclass(model, BaseModel) else None
 
 
+def _module_files(known: int) -> list[str] | None:
+    """The files of the modules imported since ``sys.modules`` held ``known`` of them.
+
+    Modules are added to ``sys.modules`` at its end, so they are the last ones. ``None``
+    when that cannot be told (another thread changed it meanwhile).
+    """
+    grown = len(sys.modules) - known
+    if grown < 0:
+        return None
+    try:
+        names = list(itertools.islice(reversed(sys.modules), grown))
+    except RuntimeError:
+        return None
+    files = (getattr(sys.modules.get(n), "__file__", None) for n in names)
+    return [f for f in files if isinstance(f, str)]
+
+
+def _import_one(
+    host: PluginHost, timeout: float, cache: StartupCache | None, source: PluginSource
+) -> Plugin | PluginError:
+    """Import and assemble one deferred plugin on first use, as start-up does.
+
+    The same steps (import under the patch guard, hook checks, hooks on a worker thread
+    under ``timeout``, validation), with a plugin manager of its own: the oracle's is
+    never changed while it serves. A plugin that now implements more than its cache
+    entry said is refused (it changed since the oracle started).
+    """
+    assembler = _Assembler(new_plugin_manager(), host, timeout, cache)
+    entry = _Entry(source)
+    try:
+        assembler.load(entry)
+        assembler.register([entry])
+        if entry.registered:
+            impls = HookImpls(assembler.manager, ASSEMBLY_HOOKS)
+            for results in assembler.call_all([entry], impls):
+                assembler.build(entry, results)
+    finally:
+        assembler.worker.close()
+    _report_imports([entry], host.settings.slow_import_seconds)
+    if entry.failure is not None:
+        return entry.failure
+    extra = sorted(
+        {(o.get("specname") or a) for a, o in entry.parsed.items() if o is not None}
+        - DEFERRABLE_HOOKS
+    )
+    if entry.plugin is None or extra:
+        return PluginLoadError(
+            f"changed since the oracle started (it now implements {', '.join(extra)}): "
+            "restart the oracle",
+            plugin=source.name,
+            distribution=source.distribution,
+        )
+    return entry.plugin
+
+
 def _report_imports(entries: Sequence[_Entry], slow: float) -> None:
     """Warn about each import slower than ``slow`` seconds; hand the times to
     :func:`import_times` when a caller collects them."""
@@ -478,15 +603,17 @@ def assemble(
     )
     entries = [_Entry(c.source, c.obj) for c in candidates]
     try:
-        for entry in entries:
+        pending = [e for e in entries if not assembler.defer(e)]
+        for entry in pending:
             assembler.load(entry)
-        assembler.register(entries)
+        assembler.register(pending)
         # Registered first and indexed once: finding one plugin's implementations then
         # costs nothing, however many plugins there are.
         impls = HookImpls(manager, ASSEMBLY_HOOKS)
-        ready = [e for e in entries if e.failure is None]
+        ready = [e for e in pending if e.failure is None]
         for entry, results in zip(ready, assembler.call_all(ready, impls), strict=True):
             assembler.build(entry, results)
+            assembler.remember(entry)
     finally:
         assembler.worker.close()
     if assembler.cache is not None:
