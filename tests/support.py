@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import contextlib
+import queue
 import subprocess
 import sys
+import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import pytest
 
@@ -305,3 +307,35 @@ class Careful:
     @hookimpl
     def oracle_tools(self) -> list[Any]:
         return [delete_file]
+
+
+def start_serve(
+    name: str, env: Mapping[str, str], *, wait: float
+) -> tuple[subprocess.Popen[str], str, list[str]]:
+    """Start ``oracle serve`` on a free port with ``env``; wait (up to ``wait`` seconds) for
+    its "serving" line. Returns the process, its URL and its output so far (kept growing by
+    a thread: read it to see what the process printed)."""
+    command = [sys.executable, "-m", "oracle_core", "serve", "--port", "0",
+               "--log-level", "warning"]  # fmt: skip
+    process = subprocess.Popen(
+        command, env=dict(env), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+    assert process.stdout is not None
+    lines: queue.Queue[str] = queue.Queue()
+    output: list[str] = []
+
+    def pump(stream: IO[str]) -> None:
+        for line in stream:
+            output.append(line)
+            lines.put(line)
+
+    threading.Thread(target=pump, args=(process.stdout,), daemon=True).start()
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            line = lines.get(timeout=max(0.0, deadline - time.monotonic()))
+        except queue.Empty:
+            process.kill()
+            pytest.fail(f"oracle serve {name} did not start: {''.join(output)}")
+        if line.startswith("oracle: serving"):
+            return process, line.split(" on ", 1)[1].split(" ", 1)[0], output

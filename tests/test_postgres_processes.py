@@ -9,21 +9,19 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import queue
 import signal
 import subprocess
-import sys
 import threading
-import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import httpx
 import pytest
 from stores import PgSchema
+from support import start_serve
 
 from oracle_core.store.postgres import PostgresCheckpointer
 from oracle_core.testing.openai_server import FakeOpenAI, Reply, SeenRequest
@@ -40,11 +38,6 @@ class Server:
     process: subprocess.Popen[str]
     url: str
     output: list[str]
-
-
-def _pump(stream: IO[str], sink: Callable[[str], None]) -> None:
-    for line in stream:
-        sink(line)
 
 
 Spawn = Callable[..., Server]
@@ -67,30 +60,7 @@ def spawn(tmp_path: Path, pg_schema: PgSchema, fake_openai: FakeOpenAI) -> Itera
             "ORACLE_API_TOKEN": "",
             **env,
         }
-        command = [sys.executable, "-m", "oracle_core", "serve", "--port", "0",
-                   "--log-level", "warning"]  # fmt: skip
-        process = subprocess.Popen(
-            command, env=environment, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
-        )
-        assert process.stdout is not None
-        lines: queue.Queue[str] = queue.Queue()
-        output: list[str] = []
-
-        def sink(line: str) -> None:
-            output.append(line)
-            lines.put(line)
-
-        threading.Thread(target=_pump, args=(process.stdout, sink), daemon=True).start()
-        deadline = time.monotonic() + WAIT
-        while True:
-            try:
-                line = lines.get(timeout=max(0.0, deadline - time.monotonic()))
-            except queue.Empty:
-                process.kill()
-                pytest.fail(f"oracle serve {name} did not start: {''.join(output)}")
-            if line.startswith("oracle: serving"):
-                break
-        server = Server(process, line.split(" on ", 1)[1].split(" ", 1)[0], output)
+        server = Server(*start_serve(name, environment, wait=WAIT))
         started.append(server)
         return server
 

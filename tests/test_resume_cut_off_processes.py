@@ -14,21 +14,19 @@ import asyncio
 import contextlib
 import json
 import os
-import queue
 import signal
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import httpx
 import pytest
 from stores import PgSchema, make_schema
-from support import SitePackages, wait_until
+from support import SitePackages, start_serve, wait_until
 
 from oracle_core.store import Checkpointer, SQLiteCheckpointer
 from oracle_core.testing.openai_server import FakeOpenAI, Reply, SeenRequest
@@ -135,11 +133,6 @@ class Cluster:
         return seen[0]
 
 
-def _pump(stream: IO[str], sink: Callable[[str], None]) -> None:
-    for line in stream:
-        sink(line)
-
-
 @pytest.fixture(params=["sqlite", "postgres"])
 def cluster(
     request: pytest.FixtureRequest, tmp_path: Path, fake_openai: FakeOpenAI
@@ -181,34 +174,10 @@ def cluster(
 
     def start(name: str, **more: str) -> Server:
         home = tmp_path / (name if schemas is not None else "shared")
-        command = [sys.executable, "-m", "oracle_core", "serve", "--port", "0",
-                   "--log-level", "warning"]  # fmt: skip
-        process = subprocess.Popen(
-            command,
-            env={**env, "ORACLE_HOME": str(home), **more},
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
+        process, url, output = start_serve(
+            name, {**env, "ORACLE_HOME": str(home), **more}, wait=WAIT
         )
-        assert process.stdout is not None
-        lines: queue.Queue[str] = queue.Queue()
-        output: list[str] = []
-
-        def sink(line: str) -> None:
-            output.append(line)
-            lines.put(line)
-
-        threading.Thread(target=_pump, args=(process.stdout, sink), daemon=True).start()
-        deadline = time.monotonic() + WAIT
-        while True:
-            try:
-                line = lines.get(timeout=max(0.0, deadline - time.monotonic()))
-            except queue.Empty:
-                process.kill()
-                pytest.fail(f"oracle serve {name} did not start: {''.join(output)}")
-            if line.startswith("oracle: serving"):
-                break
-        server = Server(process, line.split(" on ", 1)[1].split(" ", 1)[0], output)
+        server = Server(process, url, output)
         started.append(server)
         return server
 

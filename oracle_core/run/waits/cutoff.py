@@ -39,7 +39,7 @@ from oracle_core.run.loop import Run
 from oracle_core.run.opening import unanswered_calls
 from oracle_core.run.saving import call_name, finish_step, requested, save, waiting_status
 from oracle_core.run.state import RunState, new_run_id
-from oracle_core.run.waits.resume import INTERRUPTED_CALL, declined
+from oracle_core.run.waits.resume import INTERRUPTED_CALL, declined, outcome
 from oracle_core.values.events import Event, OperationUpdated, RunResumed
 from oracle_core.values.messages import Message, ToolResult
 from oracle_core.values.operations import RUNNABLE_STATUSES, Operation
@@ -184,17 +184,9 @@ class CutOffStep:
 
     async def close(self, deps: RunDeps, state: RunState, failure: str | None) -> None:
         """Mark the operations it claimed carried on, with the run's outcome."""
-        outcome: dict[str, Any] = {
-            "run_id": state.record.id,
-            "thread_id": state.thread_id,
-            "status": "failed" if failure is not None else state.record.status,
-            "answer": state.answer,
-            "error": failure if failure is not None else state.record.error,
-            "usage": state.record.usage.as_dict(),
-            "operations": [o.to_json() for o in state.waiting],
-        }
+        carried = outcome(state, failure)
         for operation in self._carried:
-            await deps.store.finish_operation(operation.id, state.owner, outcome)
+            await deps.store.finish_operation(operation.id, state.owner, carried)
 
 
 def last_calls(messages: list[Message]) -> list[dict[str, Any]]:

@@ -59,6 +59,20 @@ class NotClaimedError(ThreadBusyError):
     """Another caller carries this operation on (or already did); this one stops untouched."""
 
 
+def outcome(state: RunState, failure: str | None) -> dict[str, Any]:
+    """What an operation carried on records of the run that carried it on (``failure``: why
+    its steps raised, else ``None``)."""
+    return {
+        "run_id": state.record.id,
+        "thread_id": state.thread_id,
+        "status": "failed" if failure is not None else state.record.status,
+        "answer": state.answer,
+        "error": failure if failure is not None else state.record.error,
+        "usage": state.record.usage.as_dict(),
+        "operations": [o.to_json() for o in state.waiting],
+    }
+
+
 def declined(operation: Operation) -> str:
     """The tool message content of a denied (or cancelled) call."""
     if operation.status == "cancelled":
@@ -138,16 +152,7 @@ class ResumeStep:
 
     async def close(self, deps: RunDeps, state: RunState, failure: str | None) -> None:
         """Mark the operation carried on, with the run's outcome (still holding the lease)."""
-        outcome: dict[str, Any] = {
-            "run_id": state.record.id,
-            "thread_id": state.thread_id,
-            "status": "failed" if failure is not None else state.record.status,
-            "answer": state.answer,
-            "error": failure if failure is not None else state.record.error,
-            "usage": state.record.usage.as_dict(),
-            "operations": [o.to_json() for o in state.waiting],
-        }
-        await deps.store.finish_operation(self.operation.id, state.owner, outcome)
+        await deps.store.finish_operation(self.operation.id, state.owner, outcome(state, failure))
 
     async def answer(self, deps: RunDeps, state: RunState) -> AsyncIterator[Event]:
         """Answer the call that waited; the run goes on to the model only if nothing waits."""
