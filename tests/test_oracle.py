@@ -112,3 +112,25 @@ async def test_a_plugin_whose_startup_fails_is_left_out_with_its_tools_and_the_r
     assert any("no database" in str(f) for f in oracle.registry.failures)
     assert "fragile_tool" not in fake_openai.requests[0].tool_names
     assert "counted_tool" in fake_openai.requests[0].tool_names
+
+
+def test_a_runs_record_says_when_it_last_saved(
+    make_oracle: MakeOracle, fake_openai: FakeOpenAI
+) -> None:
+    import asyncio
+    import time
+
+    asked: list[float] = []
+
+    def answer(request: object) -> Reply:
+        asked.append(time.time())  # after the run's first save, before its last
+        return Reply.text("ok")
+
+    fake_openai.respond_with(answer)
+    oracle = make_oracle()
+
+    result = oracle.run_sync("t", "hi")
+
+    (saved,) = asyncio.run(oracle.checkpointer.load("t")).runs
+    assert result.status == "completed"
+    assert saved.created_at < asked[0] <= saved.updated_at  # what oracle logs and sweeps read

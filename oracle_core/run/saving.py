@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
@@ -45,6 +46,7 @@ async def save(
     loaded = deps.executor.registry.loadable(loaded)
     tokens = await _count(messages)
     usage, state.pending_usage = state.pending_usage, []  # the ledger rows go with the step
+    state.record.updated_at = time.time()  # when it last saved: what a sweep's age reads
     state.loaded = await deps.store.append(
         state.thread_id,
         base=len(state.messages),
