@@ -355,6 +355,7 @@ class Oracle(Blocking):
                 self.run_deps,
                 interval=self.limits.lease_ttl / 2,
                 max_age=self.settings.resume_max_age,
+                concurrency=self.settings.resume_concurrency,
             )
         return self._sweeper
 

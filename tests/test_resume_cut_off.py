@@ -292,3 +292,27 @@ async def test_a_resumption_that_meets_the_run_s_process_still_writing_gives_way
     assert [m.get("content") for m in state.messages[4:]] == ["found late"]  # nothing mixed in
     assert [(r.status, r.resumed) for r in state.runs] == [("running", 1)]  # left to it
     assert model.requests == []
+
+
+@pytest.mark.parametrize(("value", "expected"), [(None, 4), ("1", 1), ("16", 16)])
+def test_how_many_cut_off_runs_a_process_resumes_at_once_is_a_setting(
+    tmp_path: Path, value: str | None, expected: int
+) -> None:
+    from oracle_core import Oracle, Settings
+
+    env = {"ORACLE_HOME": str(tmp_path)}
+    if value is not None:
+        env["ORACLE_RESUME_CONCURRENCY"] = value
+    oracle = Oracle(entry_points=False, settings=Settings.from_env(env), model="demo")
+
+    sweeper = oracle.resume_cut_off_runs()
+
+    assert sweeper is not None and sweeper.concurrency == expected
+
+
+@pytest.mark.parametrize("value", ["0", "-2", "many", "1.5"])
+def test_a_resume_concurrency_that_is_not_a_count_names_the_variable(value: str) -> None:
+    from oracle_core import ConfigError, Settings
+
+    with pytest.raises(ConfigError, match="ORACLE_RESUME_CONCURRENCY"):
+        Settings.from_env({"ORACLE_RESUME_CONCURRENCY": value})

@@ -164,6 +164,8 @@ class Settings:
         resume_max_age: ``ORACLE_RESUME_MAX_AGE``, seconds since a cut-off run last saved a
             step within which it is resumed (default 3600); an older one is marked
             ``interrupted``.
+        resume_concurrency: ``ORACLE_RESUME_CONCURRENCY``, cut-off runs one process
+            resumes at once (default 4; each holds a run's model and tool calls).
     """
 
     home: Path = field(default_factory=default_home)
@@ -186,6 +188,7 @@ class Settings:
     database_pool_size: int = 10
     resume_runs: bool = True
     resume_max_age: float = DEFAULT_RESUME_MAX_AGE
+    resume_concurrency: int = 4
     env: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
@@ -246,6 +249,9 @@ class Settings:
                 DEFAULT_RESUME_MAX_AGE,
                 positive=True,
                 unit="seconds",
+            ),
+            "resume_concurrency": env_number(
+                env, "ORACLE_RESUME_CONCURRENCY", int, 4, minimum=1, unit="runs"
             ),
             "env": env,
         }

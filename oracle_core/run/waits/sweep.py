@@ -57,6 +57,7 @@ class CutOffSweeper:
         self._deps = deps
         self.interval = interval
         self.max_age = max_age
+        self.concurrency = concurrency
         self._clock = clock
         self._slots = asyncio.Semaphore(concurrency)
         self._active: set[str] = set()
