@@ -8,12 +8,27 @@ import random
 from pathlib import Path
 
 import pytest
-from test_cli_ask import CLIENTS, ask, env_for
+from click.testing import CliRunner, Result
 
 from oracle_core import Attachment, AttachmentError
+from oracle_core.cli import main
 from oracle_core.testing.openai_server import FakeOpenAI, Reply
 from oracle_core.values.attachments import IMAGE_TOKENS, MAX_ATTACHMENT_BYTES, content_text
 from oracle_core.values.tokens import count_message_tokens
+
+CLIENTS = ["auto", "litellm"]  # the openai SDK path and the litellm path
+
+
+def ask(fake: FakeOpenAI, home: Path, *args: str, **env: str) -> Result:
+    """``oracle ask ARGS`` in process against ``fake``."""
+    environ: dict[str, str | None] = {
+        "ORACLE_HOME": str(home), "ORACLE_LOAD_PLUGINS": "", "ORACLE_API_BASE": fake.url,
+        "ORACLE_MODEL": "openai/fake-model", "OPENAI_API_KEY": "sk-fake",
+        "ORACLE_API_KEY": None, "ORACLE_MODEL_CLIENT": None,
+    }  # fmt: skip
+    environ.update(env)
+    return CliRunner().invoke(main, ["ask", *args], env=environ)
+
 
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4
 IMAGES = {
@@ -77,7 +92,6 @@ def test_an_image_counts_as_a_fixed_number_of_tokens_not_its_encoded_bytes() -> 
     assert content_text(message["content"]) == "hi\n\n[image]"
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("client", CLIENTS)
 def test_ask_sends_an_image_and_a_text_file_after_the_prompt(
     fake_openai: FakeOpenAI, tmp_path: Path, client: str
@@ -85,12 +99,13 @@ def test_ask_sends_an_image_and_a_text_file_after_the_prompt(
     (tmp_path / "photo.png").write_bytes(PNG)
     (tmp_path / "notes.txt").write_text("buy milk\n", encoding="utf-8")
     fake_openai.script(Reply.text("A photo and a list."), Reply.text("Again."))
-    env = env_for(fake_openai, tmp_path, ORACLE_MODEL_CLIENT=client)
+    home = tmp_path / "home"
 
-    result = ask(env, "-a", str(tmp_path / "photo.png"), "--attachment",
-                 str(tmp_path / "notes.txt"), "what are these?")  # fmt: skip
+    result = ask(fake_openai, home, "-a", str(tmp_path / "photo.png"), "--attachment",
+                 str(tmp_path / "notes.txt"), "what are these?",
+                 ORACLE_MODEL_CLIENT=client)  # fmt: skip
 
-    assert result.returncode == 0, result.stderr
+    assert result.exit_code == 0, result.output
     assert result.stdout == "A photo and a list.\n"
     user = [m for m in fake_openai.requests[0].messages if m["role"] == "user"][-1]
     text, image, notes = user["content"]
@@ -98,13 +113,12 @@ def test_ask_sends_an_image_and_a_text_file_after_the_prompt(
     url = image["image_url"]["url"]
     assert base64.b64decode(url.split(",", 1)[1]) == PNG
     assert notes["text"] == "Attached file notes.txt:\n\nbuy milk\n"
-    again = ask(env, "-c", "and again?")  # the thread keeps the parts; the next turn sends them
-    assert again.returncode == 0, again.stderr
+    again = ask(fake_openai, home, "-c", "and again?", ORACLE_MODEL_CLIENT=client)
+    assert again.exit_code == 0, again.output  # the thread keeps the parts: sent again
     first = next(m for m in fake_openai.requests[1].messages if m["role"] == "user")
     assert first["content"] == user["content"]
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize(
     ("content", "model", "expected"),
     [
@@ -121,8 +135,8 @@ def test_ask_refuses_a_file_no_model_can_read_before_calling_any(
     if content is not None:
         path.write_bytes(content)
 
-    result = ask(env_for(fake_openai, tmp_path, ORACLE_MODEL=model), "-a", str(path), "look")
+    result = ask(fake_openai, tmp_path / "home", "-a", str(path), "look", ORACLE_MODEL=model)
 
-    assert result.returncode == 2
-    assert expected in result.stderr and "Traceback" not in result.stderr
+    assert result.exit_code == 2
+    assert expected in result.stderr and "Traceback" not in result.output
     assert fake_openai.requests == []
