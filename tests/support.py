@@ -339,3 +339,33 @@ def start_serve(
             pytest.fail(f"oracle serve {name} did not start: {''.join(output)}")
         if line.startswith("oracle: serving"):
             return process, line.split(" on ", 1)[1].split(" ", 1)[0], output
+
+
+def follow_thread(
+    url: str, thread: str, *, wait: float
+) -> tuple[threading.Thread, list[tuple[str, dict[str, Any]]]]:
+    """Follow ``thread``'s events on the server at ``url`` until its ``done``, in a thread;
+    returns once the server said it subscribed. The list fills with ``(event, data)``."""
+    import json
+
+    import httpx
+
+    events: list[tuple[str, dict[str, Any]]] = []
+    subscribed = threading.Event()
+
+    def follow() -> None:
+        address = f"{url}/threads/{thread}/events?until=done"
+        with httpx.stream("GET", address, timeout=wait) as response:
+            kind = ""
+            for line in response.iter_lines():
+                if line.startswith("event: "):
+                    kind = line[7:]
+                elif line.startswith("data: "):
+                    events.append((kind, json.loads(line[6:])))
+                    if kind == "subscribed":
+                        subscribed.set()
+
+    follower = threading.Thread(target=follow, daemon=True)
+    follower.start()
+    assert subscribed.wait(wait), "the follower never subscribed"
+    return follower, events

@@ -21,7 +21,7 @@ from typing import Any
 import httpx
 import pytest
 from stores import PgSchema
-from support import start_serve
+from support import follow_thread, start_serve
 
 from oracle_core.store.postgres import PostgresCheckpointer
 from oracle_core.testing.openai_server import FakeOpenAI, Reply, SeenRequest
@@ -165,23 +165,7 @@ def test_a_follower_on_one_process_sees_the_events_of_a_run_on_another(
 ) -> None:
     fake_openai.respond_with(answer)
     a, b = spawn("a"), spawn("b")
-    events: list[tuple[str, dict[str, Any]]] = []
-    subscribed = threading.Event()
-
-    def follow() -> None:
-        with httpx.stream("GET", f"{b.url}/threads/t/events?until=done", timeout=WAIT) as response:
-            kind = ""
-            for line in response.iter_lines():
-                if line.startswith("event: "):
-                    kind = line[7:]
-                elif line.startswith("data: "):
-                    events.append((kind, json.loads(line[6:])))
-                    if kind == "subscribed":
-                        subscribed.set()
-
-    follower = threading.Thread(target=follow, daemon=True)
-    follower.start()
-    assert subscribed.wait(WAIT), "the follower never subscribed"
+    follower, events = follow_thread(b.url, "t", wait=WAIT)
 
     result = post(a, "t", "hello")
     assert result["status"] == "completed", result

@@ -26,7 +26,7 @@ from typing import Any
 import httpx
 import pytest
 from stores import PgSchema, make_schema
-from support import SitePackages, start_serve, wait_until
+from support import SitePackages, follow_thread, start_serve, wait_until
 
 from oracle_core.store import Checkpointer, SQLiteCheckpointer
 from oracle_core.testing.openai_server import FakeOpenAI, Reply, SeenRequest
@@ -262,23 +262,7 @@ def test_a_run_killed_in_its_tools_is_finished_by_a_running_process(
     (cluster.gates / "send").touch()
     (cluster.gates / "lookup").touch()
     a, b = cluster.start("a"), cluster.start("b")
-    events: list[tuple[str, dict[str, Any]]] = []
-    subscribed = threading.Event()
-
-    def follow() -> None:
-        with httpx.stream("GET", f"{b.url}/threads/t/events?until=done", timeout=WAIT) as response:
-            kind = ""
-            for line in response.iter_lines():
-                if line.startswith("event: "):
-                    kind = line[7:]
-                elif line.startswith("data: "):
-                    events.append((kind, json.loads(line[6:])))
-                    if kind == "subscribed":
-                        subscribed.set()
-
-    follower = threading.Thread(target=follow, daemon=True)
-    follower.start()
-    assert subscribed.wait(WAIT), "the follower never subscribed"
+    follower, events = follow_thread(b.url, "t", wait=WAIT)
     try:
         post_quietly(a, "t", "send and look up")
         wait_until(lambda: sorted(cluster.ran()) == ["lookup b", "send a"],
