@@ -13,6 +13,7 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from support import SitePackages, plugin_code
@@ -124,6 +125,28 @@ def test_a_plugin_that_fails_at_first_use_is_reported_like_an_import_failure(
     assert "alpha [oracle-plugin-alpha]" in message
     assert "RuntimeError: alpha is broken" in message
     assert f"{site.root / (ALPHA + '.py')}, line 4" in message  # file and line, as at start
+    listed = _plugins_listing(oracle)  # a long-running server lists it as failed
+    [failure] = listed["failures"]  # named as an import failure at start is: its entry point
+    assert failure["distribution"] == "oracle-plugin-alpha"
+    assert "alpha is broken" in failure["error"] and "line 4" in failure["error"]
+
+
+def _plugins_listing(oracle: Oracle) -> dict[str, Any]:
+    """What ``GET /plugins`` answers for ``oracle``."""
+    import asyncio
+
+    import httpx
+
+    from oracle_core.server import create_app
+
+    async def get() -> dict[str, Any]:
+        transport = httpx.ASGITransport(app=create_app(oracle))
+        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
+            response = await client.get("/plugins")
+            assert response.status_code == 200, response.text
+            return dict(response.json())
+
+    return asyncio.run(get())
 
 
 def test_a_plugin_changed_on_disk_is_imported_again_at_start(site: SitePackages) -> None:

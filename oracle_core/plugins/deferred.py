@@ -47,7 +47,7 @@ import hashlib
 import json
 import logging
 import threading
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 from oracle_core.authoring.manifest import ManifestWarning, PluginManifest
@@ -65,6 +65,7 @@ __all__ = [
     "config_digest",
     "deferral_record",
     "deferred_plugin",
+    "first_use_failures",
 ]
 
 log = logging.getLogger("oracle_core.plugins")
@@ -292,6 +293,12 @@ class DeferredTool(Tool):
         return self._deferred.tool(self.name)
 
     @property
+    def failure(self) -> PluginError | None:
+        """Why its plugin could not be imported at first use (``None``: not tried, or it
+        worked)."""
+        return self._deferred.failure
+
+    @property
     def is_async(self) -> bool:
         """Whether the real function is a coroutine function (as cached)."""
         return self._async
@@ -312,6 +319,20 @@ class DeferredTool(Tool):
     def bind(self, arguments: Mapping[str, Any], context: Any = None) -> Any:
         """The real function with validated ``arguments`` applied (imports the plugin)."""
         return self.real().bind(arguments, context)
+
+
+def first_use_failures(plugins: Iterable[Plugin]) -> list[PluginError]:
+    """The failures of the deferred plugins among ``plugins`` whose import at first use
+    failed so far (a long-running server lists them beside the failures at start)."""
+    found: list[PluginError] = []
+    for plugin in plugins:
+        failure = next(
+            (t.failure for t in plugin.tools if isinstance(t, DeferredTool) and t.failure),
+            None,
+        )
+        if failure is not None:
+            found.append(failure)
+    return found
 
 
 def deferred_plugin(

@@ -10,6 +10,7 @@ from fastapi import APIRouter, Depends, Query, Request
 from starlette.responses import JSONResponse, Response
 
 from oracle_core.capabilities.meta_tools import list_capabilities
+from oracle_core.plugins.deferred import first_use_failures
 from oracle_core.server.bodies import RunRequest
 from oracle_core.server.context import ServerContext
 from oracle_core.server.errors import ApiError
@@ -189,7 +190,11 @@ def api_router(ctx: ServerContext) -> APIRouter:
             ],
             "failures": [
                 {"plugin": f.plugin, "distribution": f.distribution, "error": str(f)}
-                for f in [*oracle.registry.failures, *ctx.route_failures]
+                for f in [
+                    *oracle.registry.failures,
+                    *first_use_failures(oracle.registry),  # deferred plugins, at first use
+                    *ctx.route_failures,
+                ]
             ],
         }
 
