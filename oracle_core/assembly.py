@@ -26,6 +26,7 @@ from oracle_core.capabilities.surface import (
 from oracle_core.credentials.sealed import Credentials
 from oracle_core.errors import PluginLoadError, StrictPluginError, SurfaceError
 from oracle_core.models.base import Model
+from oracle_core.models.cost import PriceTable
 from oracle_core.plugins.discovery import find_entry_points, select
 from oracle_core.plugins.loader import Candidate, assemble, source_for_object
 from oracle_core.plugins.mcp.assembly import add_mcp_servers, split_servers
@@ -173,13 +174,17 @@ def run_guards(
     settings: Settings, limits: RunLimits, store: Checkpointer, registry: Registry | None = None
 ) -> Guards:
     """What may stop a run before it spends more (run/guards.py), asked in this order."""
-    usage = UsageLimits(limits)
+    prices = PriceTable()  # read once, on first need, for both guards
+    usage = UsageLimits(limits, prices)
     if warning := usage.check_model(settings.model):  # said at start; each run says it too
         log.warning("%s", warning)
     # The ledger first: it notes each call before a later guard may stop the run on it.
     tools = registry.tools if registry is not None else {}
     ledger = budget_guard(
-        settings, store, plugin_of=lambda name: tools[name].plugin.name if name in tools else ""
+        settings,
+        store,
+        plugin_of=lambda name: tools[name].plugin.name if name in tools else "",
+        prices=prices,
     )
     return Guards([ledger, usage])
 

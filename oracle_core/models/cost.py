@@ -65,6 +65,11 @@ class PriceTable:
         self._entries = entries
 
     @property
+    def loaded(self) -> bool:
+        """Whether the table has been read (reading it takes tens of milliseconds)."""
+        return self._entries is not None
+
+    @property
     def entries(self) -> dict[str, Any]:
         """The table's entries (read on first use; empty when litellm ships none)."""
         if self._entries is None:

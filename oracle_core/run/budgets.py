@@ -212,10 +212,10 @@ class BudgetGuard:
 
     async def _read_prices(self) -> PriceTable:
         """The price table, read off the event loop the first time (a large JSON file)."""
-        if self._prices is None:
-            prices = self.prices
+        prices = self.prices
+        if not prices.loaded:
             await asyncio.to_thread(lambda: prices.entries)
-        return self.prices
+        return prices
 
     def _keys(self, state: RunState) -> list[tuple[str, str]]:
         scopes = {b.scope for b in self.budgets.budgets}
@@ -380,8 +380,13 @@ def _exceeded(budget: Budget, key: str, figure: float) -> BudgetExceededError:
 
 
 def budget_guard(
-    settings: Any, store: Checkpointer, *, plugin_of: Callable[[str], str] | None = None
+    settings: Any,
+    store: Checkpointer,
+    *,
+    plugin_of: Callable[[str], str] | None = None,
+    prices: PriceTable | None = None,
 ) -> BudgetGuard:
-    """The guard of an oracle's ``[budgets]`` (``settings``: its :class:`Settings`)."""
+    """The guard of an oracle's ``[budgets]`` (``settings``: its :class:`Settings`;
+    ``prices``: the oracle's price table, shared with its usage limits)."""
     budgets = Budgets.from_config(settings.budgets_config(), str(settings.config_path))
-    return BudgetGuard(store, budgets, plugin_of=plugin_of)
+    return BudgetGuard(store, budgets, plugin_of=plugin_of, prices=prices)
