@@ -17,17 +17,28 @@ functions each, registered by one ``register_tools`` hook) and, for ``oracle plu
 RSS a plugin adds: (peak at N - peak at 0 plugins) / N, in KB. llm keeps no start-up
 cache, so its one figure stands under cold and warm alike (marked ``*``).
 
+Every child writes and reads its bytecode under a private ``PYTHONPYCACHEPREFIX`` (an
+installed package has its ``.pyc`` files; ``PYTHONDONTWRITEBYTECODE`` in the caller's
+environment would otherwise make each child compile oracle-core again), and every command
+runs once before it is measured.
+
+With ``--base TREE`` (e.g. ``git worktree add /tmp/base HEAD``), every oracle row is also
+measured with the oracle-core of that tree first on ``PYTHONPATH`` (its own
+``ORACLE_HOME``), marked ``(base)``, the runs of both interleaved: a before and after on a
+shared machine, from one run.
+
 Every child is started by a small spawner process, which reads its rusage with
 ``os.wait4``: on Linux a child's ``ru_maxrss`` is at least the RSS of the process that
 started it (``vfork`` then ``exec``), so the spawner is kept smaller than any child.
 
-Run: ``.venv/bin/python bench/startup.py [--repeat 3] [--sizes 250,1000,4000]``
+Run: ``.venv/bin/python bench/startup.py [--repeat 3] [--sizes 250,1000,4000] [--engine TREE]
+[--base TREE]``
 """
 
 from __future__ import annotations
 
 import argparse
-import compileall
+import functools
 import importlib.util
 import itertools
 import json
@@ -54,10 +65,10 @@ LLM = [sys.executable, "-m", "llm"]
 SPAWNER = """
 import json, os, subprocess, sys, tempfile, time
 for line in sys.stdin:
-    args, env = json.loads(line)
+    args, env, cwd = json.loads(line)
     with tempfile.TemporaryFile() as err:
         start = time.perf_counter()
-        child = subprocess.Popen(args, env=env, stdin=subprocess.DEVNULL,
+        child = subprocess.Popen(args, env=env, cwd=cwd, stdin=subprocess.DEVNULL,
                                  stdout=subprocess.DEVNULL, stderr=err)
         _, status, usage = os.wait4(child.pid, 0)
         wall = time.perf_counter() - start
@@ -67,7 +78,7 @@ for line in sys.stdin:
     print(json.dumps([wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss, code, tail]),
           flush=True)
 """
-"""Runs each ``[args, env]`` line of its stdin; prints ``[wall, cpu, maxrss_kb, code, err]``."""
+"""Runs each ``[args, env, cwd]`` line of its stdin; prints ``[wall, cpu, maxrss_kb, code, err]``."""
 
 
 @dataclass(frozen=True)
@@ -83,6 +94,9 @@ class Spawner:
     """The small process that starts every measured child and reports its rusage."""
 
     def __init__(self) -> None:
+        self.cwd: str | None = None
+        """Where children run: not a source tree (``python -c`` puts its folder first on
+        ``sys.path``, ahead of ``PYTHONPATH``, so the tree measured would not be)."""
         self.process = subprocess.Popen(
             [sys.executable, "-c", SPAWNER],
             stdin=subprocess.PIPE,
@@ -97,7 +111,7 @@ class Spawner:
             SystemExit: the command failed.
         """
         assert self.process.stdin is not None and self.process.stdout is not None
-        self.process.stdin.write(json.dumps([args, env]) + "\n")
+        self.process.stdin.write(json.dumps([args, env, self.cwd]) + "\n")
         self.process.stdin.flush()
         wall, cpu, rss, code, tail = json.loads(self.process.stdout.readline())
         if code:
@@ -137,16 +151,51 @@ class Row:
     cached: bool = True
 
 
+@dataclass(frozen=True)
+class Engine:
+    """An oracle-core to measure: its label suffix, environment and start-up cache."""
+
+    suffix: str
+    env: dict[str, str]
+    clear: Callable[[], None]
+
+
+def interleaved(
+    spawner: Spawner,
+    command: list[str],
+    engines: Sequence[Engine],
+    repeat: int,
+    cold: bool,
+) -> list[Figures]:
+    """Medians of ``repeat`` runs of ``command`` under each engine, their runs interleaved
+    (one of each engine in turn), each run cold (cache cleared first) or warm."""
+    samples: list[list[tuple[float, float, int]]] = [[] for _ in engines]
+    for _ in range(repeat):
+        for engine, runs in zip(engines, samples, strict=True):
+            if cold:
+                engine.clear()
+            runs.append(spawner.run(command, engine.env))
+    figures = []
+    for runs in samples:
+        walls, cpus, rsss = zip(*runs, strict=True)
+        figures.append(
+            Figures(statistics.median(walls), statistics.median(cpus), statistics.median(rsss))
+        )
+    return figures
+
+
 def measure_oracle(
-    spawner: Spawner, env: dict[str, str], repeat: int, clear: Callable[[], None], size: int
+    spawner: Spawner, engines: Sequence[Engine], repeat: int, size: int
 ) -> list[Row]:
-    """``oracle plugins`` and ``Oracle()`` in ``env``, each cold then warm."""
+    """``oracle plugins`` and ``Oracle()`` under each engine, each cold then warm."""
     rows = []
     for label, command in (("oracle plugins", [*ORACLE, "plugins"]), ("Oracle()", BUILD)):
-        cold = spawner.measure(command, env, repeat, clear)
-        spawner.run(command, env)  # fill the cache
-        warm = spawner.measure(command, env, repeat, keep)
-        rows.append(Row(label, size, cold, warm))
+        colds = interleaved(spawner, command, engines, repeat, cold=True)
+        for engine in engines:
+            spawner.run(command, engine.env)  # fill the cache
+        warms = interleaved(spawner, command, engines, repeat, cold=False)
+        for engine, cold, warm in zip(engines, colds, warms, strict=True):
+            rows.append(Row(label + engine.suffix, size, cold, warm))
     return rows
 
 
@@ -166,40 +215,88 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--sizes", default="250,1000,4000")
+    parser.add_argument(
+        "--engine",
+        type=Path,
+        help="measure the oracle-core of this tree instead of the installed one",
+    )
+    parser.add_argument(
+        "--base",
+        type=Path,
+        help="also measure the oracle-core of this tree (a worktree of the commit before)",
+    )
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     with_llm = importlib.util.find_spec("llm") is not None
     spawner = Spawner()
     try:
-        run(spawner, sizes, args.repeat, with_llm)
+        run(spawner, sizes, args.repeat, with_llm, (args.engine, args.base))
     finally:
         spawner.close()
 
 
-def run(spawner: Spawner, sizes: list[int], repeat: int, with_llm: bool) -> None:
-    """Measure every size and print the tables."""
-    with tempfile.TemporaryDirectory() as folder:
-        home = Path(folder) / "home"
-        home.mkdir()
+Trees = tuple[Path | None, Path | None]
+"""The tree of the oracle-core measured (``None``: the installed one) and of the base."""
+
+
+def engines_for(folder: Path, env: dict[str, str], site: Path | None, trees: Trees) -> list[Engine]:
+    """The measured oracle-core and, with a base tree, that one: each with its own home."""
+    engines = []
+    for suffix, root in (("", trees[0]), (" (base)", trees[1])):
+        if suffix and root is None:
+            continue
+        home = folder / f"home{suffix.strip(' ()')}"
+        home.mkdir(exist_ok=True)
+        path = [str(p) for p in (root, site) if p is not None]
+        engine_env = {**env, "ORACLE_HOME": str(home)}
+        if path:
+            engine_env["PYTHONPATH"] = os.pathsep.join(path)
         cache = home / "cache"
-        llm_home = Path(folder) / "llm-home"
+        engines.append(
+            Engine(suffix, engine_env, functools.partial(shutil.rmtree, cache, ignore_errors=True))
+        )
+    return engines
+
+
+def byte_compile(site: Path, env: dict[str, str]) -> None:
+    """Byte-compile ``site`` where the children read bytecode (as pip leaves an install)."""
+    subprocess.run(
+        [sys.executable, "-m", "compileall", "-q", str(site)],
+        env=env,
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
+
+
+def run(spawner: Spawner, sizes: list[int], repeat: int, with_llm: bool, trees: Trees) -> None:
+    """Measure every size and print the tables."""
+    with tempfile.TemporaryDirectory() as scratch:
+        folder = Path(scratch)
+        spawner.cwd = scratch
+        llm_home = folder / "llm-home"
         llm_home.mkdir()
-
-        def clear() -> None:
-            shutil.rmtree(cache, ignore_errors=True)
-
-        base = {**os.environ, "ORACLE_HOME": str(home)}
+        base = {**os.environ, "PYTHONPYCACHEPREFIX": str(folder / "pycache")}
         base.pop("PYTHONPATH", None)
+        base.pop("PYTHONDONTWRITEBYTECODE", None)
         llm_base = {**base, "LLM_USER_PATH": str(llm_home)}
         llm_base.pop("LLM_LOAD_PLUGINS", None)
+        base["ORACLE_HOME"] = str(folder / "home")
+        (folder / "home").mkdir()
+        for engine in engines_for(folder, {**base, "ORACLE_LOAD_PLUGINS": ""}, None, trees):
+            for command in ([*ORACLE, "plugins"], BUILD):  # writes the bytecode
+                spawner.run(command, engine.env)
+        if with_llm:
+            spawner.run([*LLM, "plugins"], llm_base)
         floor = spawner.measure([sys.executable, "-c", "pass"], base, repeat, keep).wall
         helps = spawner.measure([*ORACLE, "--help"], base, repeat, keep).wall
         none = {**base, "ORACLE_LOAD_PLUGINS": ""}
+        if trees[0] is not None:
+            none["PYTHONPATH"] = str(trees[0])
         empty = spawner.measure([*ORACLE, "plugins"], none, repeat, keep).wall
         print(f"python -c pass (floor)      {floor:7.3f} s")
         print(f"oracle --help               {helps:7.3f} s")
         print(f"oracle plugins, 0 plugins   {empty:7.3f} s\n")
-        side = measure_oracle(spawner, none, repeat, clear, 0)
+        side = measure_oracle(spawner, engines_for(folder, none, None, trees), repeat, 0)
         if with_llm:
             side += measure_llm(spawner, llm_base, repeat, 0)
         rows: list[tuple[int, list[float]]] = []
@@ -207,17 +304,20 @@ def run(spawner: Spawner, sizes: list[int], repeat: int, with_llm: bool) -> None
             site = Path(folder) / f"site{size}"
             site.mkdir()
             names = write_catalog(site, size)
-            compileall.compile_dir(site, quiet=1)  # pip byte-compiles what it installs
-            env = {**base, "PYTHONPATH": str(site), "ORACLE_LOAD_PLUGINS": ",".join(names)}
-            measured = measure_oracle(spawner, env, repeat, clear, size)
-            rows.append((size, [f.wall for row in measured for f in (row.cold, row.warm)]))
+            byte_compile(site, base)  # pip byte-compiles what it installs
+            env = {**base, "ORACLE_LOAD_PLUGINS": ",".join(names)}
+            engines = engines_for(folder, env, site, trees)
+            measured = measure_oracle(spawner, engines, repeat, size)
+            ours = [row for row in measured if "(base)" not in row.command]
+            rows.append((size, [f.wall for row in ours for f in (row.cold, row.warm)]))
             side += measured
-            clear()
+            for engine in engines:
+                engine.clear()
             shutil.rmtree(site)
             if with_llm:
                 site.mkdir()
                 write_llm_catalog(site, size)
-                compileall.compile_dir(site, quiet=1)
+                byte_compile(site, llm_base)
                 side += measure_llm(spawner, {**llm_base, "PYTHONPATH": str(site)}, repeat, size)
                 shutil.rmtree(site)
             print(f"  ({size} plugins measured)", file=sys.stderr, flush=True)

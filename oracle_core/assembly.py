@@ -27,7 +27,8 @@ from oracle_core.credentials.sealed import Credentials
 from oracle_core.errors import PluginLoadError, StrictPluginError, SurfaceError
 from oracle_core.models.base import Model
 from oracle_core.models.cost import PriceTable
-from oracle_core.plugins.discovery import find_entry_points, select
+from oracle_core.plugins.discovery import select
+from oracle_core.plugins.installed import installed_plugins
 from oracle_core.plugins.loader import Candidate, assemble, source_for_object
 from oracle_core.plugins.mcp.assembly import add_mcp_servers, split_servers
 from oracle_core.plugins.registry import Plugin, Registry
@@ -72,7 +73,7 @@ def assemble_plugins(
     early: list[PluginLoadError] = []
     installed: list[str] = []
     if entry_points:
-        found = find_entry_points(path)
+        found = installed_plugins(path, settings.home / "cache")  # scanned once per install
         installed = [name for s in found for name in (s.name, s.distribution) if name]
         sources, missing = select(found, settings.load_plugins, settings.disable_plugins)
         candidates += [Candidate(source) for source in sources]

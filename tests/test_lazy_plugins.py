@@ -8,6 +8,7 @@ first time a tool of it is validated or called.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import sys
@@ -276,3 +277,69 @@ def test_a_deferred_plugin_whose_dependency_fails_to_start_is_left_out(
 
     assert "alpha" not in registry.plugins
     assert {f.plugin for f in registry.failures} == {"alpha", "beta"}
+
+
+def test_a_tool_first_shown_after_another_start_rewrote_the_cache_has_its_schema(
+    site: SitePackages,
+) -> None:
+    site.add("oracle-plugin-alpha", plugin_code("alpha"))
+    site.add("oracle-plugin-beta", plugin_code("beta"))
+    oracle = _warm(site)  # nothing shown yet: the schemas are still in the cache file
+    assert BETA not in sys.modules
+    site.add("oracle-plugin-alpha", plugin_code("alpha", tools=("alpha_ping", "alpha_pong")))
+    _touch(site.root / f"{ALPHA}.py")
+    _build(site).close_sync()  # another start rewrites the file: every later line moved
+
+    tool = oracle.registry.tools["beta_ping"].tool
+
+    assert tool.parameters["properties"] == {"text": {"type": "string"}}
+    assert tool.description == "Echo the text back (beta_ping)."
+    oracle.close_sync()
+
+
+def test_a_tool_shown_on_a_warm_start_reads_its_schema_from_the_cache(site: SitePackages) -> None:
+    site.add("oracle-plugin-alpha", plugin_code("alpha", tools=("alpha_ping", "alpha_pong")))
+    oracle = _warm(site)
+
+    shown = [oracle.registry.tools[n].tool.openai_schema() for n in ("alpha_ping", "alpha_pong")]
+
+    assert [s["function"]["name"] for s in shown] == ["alpha_ping", "alpha_pong"]
+    assert all(s["function"]["parameters"]["required"] == ["text"] for s in shown)
+    assert ALPHA not in sys.modules
+    oracle.close_sync()
+
+
+def test_a_cache_file_rewritten_by_hand_still_gives_a_warm_start(site: SitePackages) -> None:
+    site.add("oracle-plugin-alpha", plugin_code("alpha"))
+    _warm(site).close_sync()
+    [path] = (site.root / "home" / "cache").glob("plugins-*.json")
+    path.write_text(json.dumps(json.loads(path.read_text()), indent=2))  # one document
+
+    oracle = _build(site)
+
+    assert ALPHA not in sys.modules
+    assert oracle.registry.tools["alpha_ping"].tool.parameters["required"] == ["text"]
+    assert ALPHA not in sys.modules
+    oracle.close_sync()
+
+
+def test_a_tool_whose_schema_is_gone_and_plugin_broken_is_shown_without_arguments(
+    site: SitePackages, caplog: pytest.LogCaptureFixture
+) -> None:
+    site.add("oracle-plugin-alpha", plugin_code("alpha"))
+    site.add("oracle-plugin-beta", plugin_code("beta"))
+    oracle = _warm(site)
+    site.add("oracle-plugin-alpha", plugin_code("alpha", tools=("alpha_ping", "alpha_pong")))
+    _touch(site.root / f"{ALPHA}.py")
+    site.add("oracle-plugin-beta", "raise RuntimeError('beta is broken')\n")
+    _touch(site.root / f"{BETA}.py")
+    _build(site).close_sync()  # another start rewrites the file (beta fails there too)
+
+    with caplog.at_level(logging.ERROR, logger="oracle_core.plugins"):
+        tool = oracle.registry.tools["beta_ping"].tool
+        shown = tool.parameters
+
+    assert shown == {"type": "object", "properties": {}}
+    assert "beta" in str(getattr(tool, "failure", None))
+    assert "failed at first use" in caplog.text
+    oracle.close_sync()

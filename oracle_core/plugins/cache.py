@@ -21,6 +21,12 @@ An entry is trusted only when all of this is unchanged:
 - the validated manifest and each tool's signature (see
   :func:`~oracle_core.authoring.tools.tool.tool_fingerprint`), which configuration may change.
 
+The file is one JSON document written one plugin a line, so a start reads each line's
+text and parses a plugin's entry only when that plugin asks for it: the parsed entries of a
+large catalog (several KB a plugin) are never all alive at once, and none outlive the
+assembly (a deferred plugin keeps only its own key and schemas, for its first use). A file
+of the same format written otherwise (by hand, or by a test) is still read, whole.
+
 The file's name digests the cache format and the versions of oracle-core, pydantic and
 Python, so an upgrade of any starts a new file. Plugins given in code have no
 distribution and are never cached. A file that cannot be read or does not have the
@@ -40,7 +46,7 @@ import tempfile
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, BinaryIO, NamedTuple
 
 import pydantic
 
@@ -70,8 +76,17 @@ class StartupCache:
 
     def __init__(self, folder: Path) -> None:
         self.path = folder / f"plugins-{_file_digest()}.json"
-        self._entries: dict[str, dict[str, Any]] | None = None
+        self._entries: dict[str, _Span | dict[str, Any]] | None = None
+        """Each plugin's entry: where its text is in the file as read, or the parsed entry
+        once changed."""
+        self._file: BinaryIO | None = None
+        """The file as read, open until :meth:`release` (another start may replace it)."""
         self._changed = False
+        self._read_only = False
+        self._sources: dict[str, CachedSchemas] = {}
+        """The schema sources :meth:`deferred` handed out in this assembly."""
+        self._last: tuple[str, dict[str, Any]] | None = None
+        """The entry parsed last (:meth:`key` then :meth:`keep_deferred` ask for one)."""
         self._prints: tuple[tuple[Tool, ...], list[str]] = ((), [])
         self._stamps: dict[str, tuple[str, int, int] | None] = {}
         self._keyed: dict[str, list[str]] = {}
@@ -132,7 +147,7 @@ class StartupCache:
         """
         if key is None:
             return False
-        entry = self._load().get(_name(source))
+        entry = self._entry(_name(source))
         if entry is None or entry.get("key") != key:
             return False
         text = entry.get("schemas")
@@ -151,20 +166,22 @@ class StartupCache:
         self._load()[_name(source)] = {"key": key, "schemas": schemas}
         self._changed = True
 
-    def deferred(self, source: PluginSource) -> tuple[dict[str, Any], Callable[[int], Any]] | None:
+    def deferred(self, source: PluginSource) -> tuple[dict[str, Any], CachedSchemas] | None:
         """The deferral record kept for this plugin, if every file it names is unchanged.
 
         Returns the record (see :func:`~oracle_core.plugins.deferred.deferral_record`) and
-        a reader of its tools' cached schemas by index; ``None`` when there is no record,
-        the distribution's version or entry point differs, or any file's stamp changed.
-        The caller still compares the configuration's digest.
+        where its tools' cached schemas are (read on first need); ``None`` when there is
+        no record, the distribution's version or entry point differs, or any file's stamp
+        changed. The caller still compares the configuration's digest.
         """
-        entry = self._load().get(_name(source))
+        name = _name(source)
+        entry = self._entry(name)
         if entry is None:
             return None
         record = entry.get("deferred")
         text = entry.get("schemas")
-        if not isinstance(record, dict) or not isinstance(text, str):
+        key = entry.get("key")
+        if not isinstance(record, dict) or not isinstance(text, str) or not isinstance(key, str):
             return None
         if record.get("version") != source.version or record.get("value") != source.value:
             return None
@@ -177,7 +194,27 @@ class StartupCache:
             stamp = self._stamp(item[0])
             if stamp is None or list(stamp) != item:
                 return None
-        return record, _Schemas(text).get
+        span = self._load().get(name)
+        if not isinstance(span, _Span):  # a file not written one plugin a line: keep the text
+            return record, CachedSchemas(self.path, name, key, text=text)
+        found = CachedSchemas(self.path, name, key, offset=span.at)
+        self._sources[name] = found  # moved if this assembly rewrites the file
+        return record, found
+
+    def release(self) -> None:
+        """Forget what was read and stamped (it is read again if asked): call it once the
+        assembly is done and saved, so the entries do not outlive it."""
+        if self._read_only:
+            return
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+        self._entries = None
+        self._stamps = {}
+        self._keyed = {}
+        self._prints = ((), [])
+        self._last = None
+        self._sources = {}
 
     def keep_deferred(
         self, source: PluginSource, record: dict[str, Any] | None, modules: Iterable[str]
@@ -189,8 +226,8 @@ class StartupCache:
         ``modules``, the files of the modules its import loaded. Nothing is kept for a
         plugin without a cache entry or not keyed now, or whose files cannot all be read.
         """
-        entry = self._load().get(_name(source))
         keyed = self._keyed.get(_name(source))
+        entry = self._entry(_name(source), keep=True) if keyed is not None else None
         if entry is None or keyed is None:
             return
         if record is not None:
@@ -213,15 +250,20 @@ class StartupCache:
 
     def save(self) -> None:
         """Write the cache if anything was stored (atomically: readers never see half)."""
-        if not self._changed or self._entries is None:
+        if not self._changed or self._entries is None or self._read_only:
             return
-        data = {"format": CACHE_FORMAT, "plugins": self._entries}
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             handle, scratch = tempfile.mkstemp(dir=self.path.parent, suffix=".tmp")
-            with os.fdopen(handle, "w", encoding="utf-8") as out:
-                json.dump(data, out, separators=(",", ":"))
+            with os.fdopen(handle, "wb") as out:
+                offsets = _write(out, self._entries, self._text)
+            if self._file is not None:  # read from again only after the replace (Windows)
+                self._file.close()
+                self._file = None
+                self._entries = self._last = None
             os.replace(scratch, self.path)
+            for name, found in self._sources.items():  # the lines they point to moved
+                found.offset = offsets.get(name, -1)
             for stale in self.path.parent.glob("plugins-*.json"):
                 if stale != self.path:  # another format or version: never read again
                     stale.unlink(missing_ok=True)
@@ -230,10 +272,112 @@ class StartupCache:
             return
         self._changed = False
 
-    def _load(self) -> dict[str, dict[str, Any]]:
+    def _load(self) -> dict[str, _Span | dict[str, Any]]:
         if self._entries is None:
-            self._entries = _read(self.path)
+            self._entries, self._file = _read(self.path)
         return self._entries
+
+    def _text(self, span: _Span) -> bytes:
+        """The JSON text of an entry of the file as read."""
+        assert self._file is not None
+        self._file.seek(span.at + span.skip)
+        return self._file.read(span.length)
+
+    def _entry(self, name: str, keep: bool = False) -> dict[str, Any] | None:
+        """The entry of plugin ``name``, parsed from its text (``keep``: kept parsed, to be
+        changed in place; else parsed again when asked again)."""
+        entries = self._load()
+        entry = entries.get(name)
+        if isinstance(entry, _Span) and self._last is not None and self._last[0] == name:
+            entry = self._last[1]
+        elif isinstance(entry, _Span):
+            try:
+                parsed = json.loads(self._text(entry))
+            except (OSError, ValueError):
+                parsed = None
+            if not isinstance(parsed, dict):
+                del entries[name]  # misshapen: as if absent (rewritten when stored again)
+                return None
+            entry = parsed
+            self._last = (name, entry)
+        if keep and entry is not None:
+            entries[name] = entry
+        return entry
+
+
+class CachedSchemas:
+    """A deferred plugin's cached tool schemas, read from the cache file on first need.
+
+    Only the place of its line in the file is kept (the schemas of thousands of plugins
+    would otherwise stay in memory for nothing): when a tool is first shown, the line is
+    read again and used if it is still this plugin's entry with the same key. Another
+    start may have rewritten the file meanwhile; then nothing cached is trusted and the
+    plugin's own tools give the schemas (its import happens then).
+
+    Args:
+        path: the cache file.
+        name: the plugin's entry name.
+        key: its entry's key, as trusted at start.
+        offset: where its line starts (bytes); ``text``: its schemas' JSON text instead.
+    """
+
+    __slots__ = ("_parsed", "_text", "key", "name", "offset", "path")
+
+    def __init__(
+        self, path: Path, name: str, key: str, *, offset: int = -1, text: str | None = None
+    ) -> None:
+        self.path = path
+        self.name = name
+        self.key = key
+        self.offset = offset
+        self._text = text
+        self._parsed: list[Any] | None = None
+
+    def entry(self) -> dict[str, Any] | None:
+        """The plugin's entry (key and schemas) if the file still holds it unchanged."""
+        if self._text is not None:
+            return {"key": self.key, "schemas": self._text}
+        if self.offset < 0:
+            return None
+        try:
+            with self.path.open("rb") as handle:
+                handle.seek(self.offset)
+                line = handle.readline().decode("utf-8")
+            name, end = _DECODER.raw_decode(line)
+            if name != self.name or line[end] != ":":
+                return None
+            entry = json.loads(_entry_text(line, end))
+        except (OSError, ValueError, IndexError):
+            return None
+        if not isinstance(entry, dict) or entry.get("key") != self.key:
+            return None
+        return {"key": self.key, "schemas": entry.get("schemas")}
+
+    def get(self, index: int) -> Any:
+        """The schema of the plugin's ``index``-th tool (``None`` when the entry has none).
+
+        Raises:
+            ValueError: when the entry changed or its text is not JSON (the tool then
+                takes its schema from the plugin itself).
+        """
+        if self._parsed is None:
+            entry = self.entry()
+            text = entry.get("schemas") if entry is not None else None
+            if not isinstance(text, str):
+                raise ValueError(f"the cached schemas of {self.name} changed")
+            parsed = json.loads(text)
+            self._parsed = parsed if isinstance(parsed, list) else []
+        return self._parsed[index] if index < len(self._parsed) else None
+
+    def cache(self) -> StartupCache:
+        """A read-only cache holding only this plugin's entry, for its import on first use
+        (which then trusts the cached schemas, as a start would)."""
+        narrow = StartupCache(self.path.parent)
+        narrow.path = self.path
+        narrow._read_only = True
+        entry = self.entry()
+        narrow._entries = {self.name: entry} if entry is not None else {}
+        return narrow
 
 
 class _Schemas:
@@ -255,12 +399,95 @@ class _Schemas:
         return self._parsed[index] if index < len(self._parsed) else None
 
 
-def _read(path: Path) -> dict[str, dict[str, Any]]:
-    """The entries of the cache file; an unreadable or misshapen file counts as empty."""
+_DECODER = json.JSONDecoder()
+_HEADER = f'{{"format":{CACHE_FORMAT},"plugins":{{\n'.encode()
+"""The first line of a cache file written one plugin a line (see :func:`_write`)."""
+_FOOTER = b"}}\n"
+
+
+class _Span(NamedTuple):
+    """Where an entry's JSON text is in the file: its line's start, then after how many
+    bytes of it and how long it is."""
+
+    at: int
+    skip: int
+    length: int
+
+
+def _write(
+    out: BinaryIO,
+    entries: dict[str, _Span | dict[str, Any]],
+    text: Callable[[_Span], bytes],
+) -> dict[str, int]:
+    """Write ``entries`` as one JSON document, the header, then one plugin a line (ASCII);
+    an entry still in the file as read is copied with ``text``.
+
+    Returns where each plugin's line starts (bytes).
+    """
+    offsets: dict[str, int] = {}
+    at = out.write(_HEADER)
+    last = len(entries) - 1
+    for index, (name, entry) in enumerate(entries.items()):
+        body = (
+            text(entry)
+            if isinstance(entry, _Span)
+            else json.dumps(entry, separators=(",", ":")).encode()
+        )
+        offsets[name] = at
+        end = b",\n" if index < last else b"\n"
+        at += out.write(json.dumps(name).encode() + b":" + body + end)
+    out.write(_FOOTER)
+    return offsets
+
+
+def _entry_text(line: str, end: int) -> str:
+    """The entry's JSON text in a line ``"name":{...},`` whose name ends at ``end``."""
+    text = line[end + 1 :].rstrip("\n")
+    return text[:-1] if text.endswith(",") else text
+
+
+def _read(path: Path) -> tuple[dict[str, _Span | dict[str, Any]], BinaryIO | None]:
+    """The entries of the cache file, each as where its text is, and the open file they
+    are read from; an unreadable or misshapen file counts as empty. A file not written
+    one plugin a line is parsed whole (and is not kept open)."""
+    handle: BinaryIO | None = None
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
+        handle = path.open("rb")
+        first = handle.readline()
+        if first != _HEADER:
+            with handle:
+                return _read_whole((first + handle.read()).decode("utf-8")), None
+        return _read_lines(handle, len(first)), handle
+    except (OSError, ValueError, IndexError):
+        if handle is not None:
+            handle.close()
+        return {}, None
+
+
+def _read_lines(lines: Iterable[bytes], at: int) -> dict[str, _Span | dict[str, Any]]:
+    """Where each entry is in the lines after the header (``"name":{...},`` each, then
+    the footer), the first line starting at ``at``. Only the names are parsed.
+
+    Raises:
+        ValueError: a line is not of that shape (or not ASCII, as written), or the footer
+            is missing (a cut file).
+    """
+    entries: dict[str, _Span | dict[str, Any]] = {}
+    for raw in lines:
+        if raw == _FOOTER:
+            return entries
+        name, end = _DECODER.raw_decode(raw[: raw.index(b":{")].decode("ascii"))
+        length = len(raw) - end - 1 - (2 if raw.endswith(b",\n") else 1)
+        if not isinstance(name, str) or raw[end] != 58 or length < 2:  # 58: ":"
+            raise ValueError("not a cache line")
+        entries[name] = _Span(at, end + 1, length)
+        at += len(raw)
+    raise ValueError("the cache file is cut short")
+
+
+def _read_whole(text: str) -> dict[str, _Span | dict[str, Any]]:
+    """The entries of a cache file parsed as one JSON document."""
+    data = json.loads(text)
     if not isinstance(data, dict) or data.get("format") != CACHE_FORMAT:
         return {}
     plugins = data.get("plugins")

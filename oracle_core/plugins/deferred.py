@@ -48,7 +48,7 @@ import json
 import logging
 import threading
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 from oracle_core.authoring.manifest import ManifestWarning, PluginManifest
 from oracle_core.authoring.tools.schema import Arguments
@@ -62,6 +62,7 @@ __all__ = [
     "DeferredImport",
     "DeferredTool",
     "PluginUnavailableError",
+    "Schemas",
     "config_digest",
     "deferral_record",
     "deferred_plugin",
@@ -249,6 +250,8 @@ class DeferredImport:
 class _FirstCall:
     """A deferred tool's ``function``: calls the real one, importing its plugin first."""
 
+    __slots__ = ("_name", "_plugin")
+
     def __init__(self, plugin: DeferredImport, name: str) -> None:
         self._plugin = plugin
         self._name = name
@@ -257,36 +260,58 @@ class _FirstCall:
         return self._plugin.tool(self._name).function(*args, **kwargs)
 
 
+class Schemas(Protocol):
+    """Where a deferred plugin's cached tool schemas are read (the start-up cache)."""
+
+    def get(self, index: int) -> Any:
+        """The schema of the plugin's ``index``-th tool; raises ``ValueError`` when the
+        cache cannot give it."""
+
+
 class DeferredTool(Tool):
     """A tool of a plugin not imported yet: name, description, options and schema as cached.
 
     Showing it, listing it and searching it need nothing more. Validating arguments,
-    binding or calling it imports the plugin (once) and hands over to the real tool.
+    binding or calling it imports the plugin (once) and hands over to the real tool; so
+    does anything that needs its argument model or signature. Its JSON schema is read
+    from the start-up cache when first shown (or, should the cache have changed since,
+    taken from the real tool).
     """
 
     _deferred: DeferredImport
     _async: bool
+    _context: str | None
+    _schemas: Schemas
+    _index: int
+    _schema: dict[str, Any] | None
 
     def __init__(
-        self, spec: Mapping[str, Any], plugin: DeferredImport, schema: Callable[[], Any]
+        self, spec: Mapping[str, Any], plugin: DeferredImport, schemas: Schemas, index: int
     ) -> None:
-        """A tool from its cached ``spec`` (see :func:`deferral_record`) and its schema."""
+        """A tool from its cached ``spec`` (see :func:`deferral_record`) and the cached
+        schemas of its plugin's tools, of which it is the ``index``-th."""
         name = str(spec["name"])
-        arguments = Arguments(name, f"tool {name!r}", (), context=spec.get("context"))
-        arguments.prime(schema)
-        options: dict[str, Any] = {
-            str(key): tuple(value) if isinstance(value, list) else value
-            for key, value in dict(spec["options"]).items()
-        }
-        super().__init__(
-            name,
-            str(spec["description"]),
-            function=_FirstCall(plugin, name),
-            _arguments=arguments,
-            **options,
-        )
-        object.__setattr__(self, "_deferred", plugin)
-        object.__setattr__(self, "_async", bool(spec.get("async")))
+        fields = vars(self)  # a frozen dataclass: filled in directly, as Tool.__init__ does
+        fields["name"] = name
+        fields["description"] = str(spec["description"])
+        fields["function"] = _FirstCall(plugin, name)
+        known = _option_names()
+        for key, value in dict(spec["options"]).items():
+            if key not in known:  # another version's record: the plugin is imported instead
+                raise TypeError(f"tool {name!r}: unknown cached option {key!r}")
+            fields[key] = tuple(value) if isinstance(value, list) else value
+        fields["_deferred"] = plugin
+        fields["_async"] = bool(spec.get("async"))
+        context = spec.get("context")
+        fields["_context"] = context if isinstance(context, str) else None
+        fields["_schemas"] = schemas
+        fields["_index"] = index
+        fields["_schema"] = None
+
+    @property
+    def _arguments(self) -> Arguments:
+        """The real tool's arguments (imports the plugin): its signature and model."""
+        return self.real()._arguments
 
     def real(self) -> Tool:
         """The tool itself, its plugin imported (raises :class:`PluginUnavailableError`)."""
@@ -297,6 +322,36 @@ class DeferredTool(Tool):
         """Why its plugin could not be imported at first use (``None``: not tried, or it
         worked)."""
         return self._deferred.failure
+
+    @property
+    def parameters(self) -> dict[str, Any]:
+        """The JSON schema of its arguments, as cached (read once, when first shown).
+
+        Should the cache no longer hold it (another start rewrote the file since), the
+        real tool's; should its plugin then fail to import, a schema that takes no
+        arguments: showing the tool must not break the request, and a call of it gets
+        the error that names the plugin.
+        """
+        schema = self._schema
+        if schema is None:
+            try:
+                cached = self._schemas.get(self._index)
+            except ValueError:
+                cached = None
+            if isinstance(cached, dict):
+                schema = cached
+            else:
+                try:
+                    schema = self.real().parameters
+                except PluginUnavailableError:
+                    schema = {"type": "object", "properties": {}}
+            vars(self)["_schema"] = schema
+        return schema
+
+    @property
+    def context_parameter(self) -> str | None:
+        """The parameter that receives the call's context (as cached)."""
+        return self._context
 
     @property
     def is_async(self) -> bool:
@@ -339,7 +394,7 @@ def deferred_plugin(
     record: Mapping[str, Any],
     source: PluginSource,
     config: dict[str, Any],
-    schemas: Callable[[int], Any],
+    schemas: Schemas,
     importer: DeferredImport,
 ) -> tuple[Plugin, list[ManifestWarning]]:
     """The registry's plugin for a cached ``record``, and its manifest's warnings.
@@ -358,18 +413,7 @@ def deferred_plugin(
     manifest = PluginManifest.model_validate_json(record["manifest"])
     specs: Sequence[Mapping[str, Any]] = record["tools"]
     tools: list[Tool] = [
-        DeferredTool(spec, importer, _Nth(schemas, index)) for index, spec in enumerate(specs)
+        DeferredTool(spec, importer, schemas, index) for index, spec in enumerate(specs)
     ]
     warnings = [ManifestWarning(manifest.name, str(f), str(m)) for f, m in record["warnings"]]
     return Plugin(manifest, source, tools, [], [], config, None), warnings
-
-
-class _Nth:
-    """The schema of one tool of a plugin, asked of the plugin's cached schemas."""
-
-    def __init__(self, schemas: Callable[[int], Any], index: int) -> None:
-        self._schemas = schemas
-        self._index = index
-
-    def __call__(self) -> Any:
-        return self._schemas(self._index)

@@ -155,11 +155,12 @@ def select(
     """
     wanted = {normalize(n) for n in load} if load is not None else None
     blocked = {normalize(n) for n in disable}
-    chosen = [
-        s
-        for s in sources
-        if (wanted is None or not wanted.isdisjoint(s.names())) and blocked.isdisjoint(s.names())
-    ]
-    known = {name for s in sources for name in s.names()}
+    chosen = []
+    known: set[str] = set()
+    for source in sources:
+        names = source.names()  # normalized once: thousands of plugins
+        known |= names
+        if (wanted is None or not wanted.isdisjoint(names)) and blocked.isdisjoint(names):
+            chosen.append(source)
     missing = [n for n in (load or ()) if normalize(n) not in known]
     return chosen, missing

@@ -30,7 +30,7 @@ import logging
 import sys
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -226,7 +226,7 @@ class _Assembler:
             later = DeferredImport(
                 entry.source,
                 name,
-                functools.partial(_import_one, self.host, self.timeout, self.cache),
+                functools.partial(_import_deferred, self.host, self.timeout, schemas.cache),
                 self.deferring,
             )
             entry.plugin, entry.warnings = deferred_plugin(
@@ -519,6 +519,13 @@ def _import_one(
     return entry.plugin
 
 
+def _import_deferred(
+    host: PluginHost, timeout: float, cache: Callable[[], StartupCache], source: PluginSource
+) -> Plugin | PluginError:
+    """Import a deferred plugin on first use, with a cache of its own entry alone."""
+    return _import_one(host, timeout, cache(), source)
+
+
 def _report_imports(entries: Sequence[_Entry], slow: float) -> None:
     """Warn about each import slower than ``slow`` seconds; hand the times to
     :func:`import_times` when a caller collects them."""
@@ -614,10 +621,12 @@ def assemble(
         for entry, results in zip(ready, assembler.call_all(ready, impls), strict=True):
             assembler.build(entry, results)
             assembler.remember(entry)
+        if assembler.cache is not None:
+            assembler.cache.save()
     finally:
         assembler.worker.close()
-    if assembler.cache is not None:
-        assembler.cache.save()
+        if assembler.cache is not None:
+            assembler.cache.release()  # its entries (and open file) must not outlive it
     found = [*failures, *(e.failure for e in entries if e.failure is not None)]
     kept = resolve([e.plugin for e in entries if e.plugin is not None], found)
     kept_ids = {id(p) for p in kept}

@@ -39,7 +39,7 @@ def function_schema_problems(
     """
     problems: list[str] = []
     try:
-        json.dumps(definition, allow_nan=False)
+        text = json.dumps(definition, allow_nan=False)
     except (TypeError, ValueError) as error:
         return [f"definition is not JSON: {error}"]
     if definition.get("type") != "function":
@@ -58,16 +58,24 @@ def function_schema_problems(
             f"description is {len(description)} characters; OpenAI accepts at most "
             f"{DESCRIPTION_MAX}: shorten the docstring"
         )
-    problems += parameters_problems(function.get("parameters"), meta_schema=meta_schema)
+    problems += parameters_problems(
+        function.get("parameters"),
+        meta_schema=meta_schema,
+        refs='"$ref"' in text,  # most schemas have none: no walk through every node
+    )
     return problems
 
 
-def parameters_problems(parameters: Any, *, meta_schema: bool = True) -> list[str]:
+def parameters_problems(
+    parameters: Any, *, meta_schema: bool = True, refs: bool = True
+) -> list[str]:
     """Why OpenAI would refuse ``parameters`` (a function's JSON schema); empty when accepted.
 
     Args:
         parameters: the schema.
         meta_schema: also validate it against the JSON Schema meta-schema (milliseconds).
+        refs: whether it may hold a ``$ref`` to check (``False`` only when it is known to
+            hold none).
     """
     if not isinstance(parameters, Mapping):
         return [f"parameters is {type(parameters).__name__}; it must be a JSON schema object"]
@@ -97,7 +105,7 @@ def parameters_problems(parameters: Any, *, meta_schema: bool = True) -> list[st
         unknown = [r for r in required if r not in properties]
         if unknown:
             problems.append(f"parameters.required names {unknown}, which are not properties")
-    for where, ref in _refs(parameters, "parameters"):
+    for where, ref in _refs(parameters, "parameters") if refs else ():
         if not _resolves(parameters, ref):
             problems.append(f"{where}.$ref {ref!r} points nowhere inside the schema")
     if meta_schema:
