@@ -61,6 +61,7 @@ from oracle_core.store.opening import open_store
 from oracle_core.telemetry import default_observers
 from oracle_core.telemetry.metrics import OracleMetrics
 from oracle_core.values.attachments import Attachment
+from oracle_core.values.count_memo import CountMemo
 from oracle_core.values.events import Event
 from oracle_core.values.limits import RunLimits
 from oracle_core.values.messages import ModelRequest, ModelResponse
@@ -70,6 +71,9 @@ from oracle_core.values.result import RunResult
 from oracle_core.values.run_options import RunOptions
 
 log = logging.getLogger("oracle_core")
+
+TIER1_COUNTS = "tier1-tokens.json"
+"""The file under ``$ORACLE_HOME/cache`` that remembers the Tier-1 block's token count."""
 
 NO_MODEL_WARNING = (
     "no model is set, so this oracle runs the offline demo model (canned answers that call "
@@ -270,7 +274,8 @@ class Oracle(Blocking):
         """A warning when the Tier-1 block costs more than ``settings.tier1_budget`` tokens."""
         if isinstance(self.surface, Specialist):  # no Tier-1 block on that surface
             return None
-        return tier1_warning(self._registry, self.settings.tier1_budget)
+        memo = CountMemo(self.settings.home / "cache" / TIER1_COUNTS)
+        return tier1_warning(self._registry, self.settings.tier1_budget, memo)
 
     async def prompt_report(self, thread_id: str) -> dict[str, Any]:
         """What the next model call of ``thread_id`` would get, with token counts per part."""

@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
+import pytest
 from support import CodePlugin
 
 from oracle_core import Example, Oracle, Settings
-from oracle_core.capabilities.prompt import DEFAULT_INSTRUCTIONS
+from oracle_core.capabilities.prompt import DEFAULT_INSTRUCTIONS, tier1_warning
+from oracle_core.oracle import TIER1_COUNTS
+from oracle_core.plugins.registry import Plugin
+from oracle_core.values.count_memo import KEEP, CountMemo
+from oracle_core.values.tokens import count_tokens
 
 GOLDEN = """## Available Capabilities
 
@@ -47,6 +55,10 @@ def oracle(*plugins: CodePlugin, **env: str) -> Oracle:
         entry_points=False,
         settings=Settings.from_env({"ORACLE_HOME": "/nonexistent", **env}),
     )
+
+
+def plugins_of(*plugins: CodePlugin) -> list[Plugin]:
+    return list(oracle(*plugins).registry)
 
 
 def test_tier1_block_matches_the_design_byte_for_byte() -> None:
@@ -92,3 +104,100 @@ def test_over_budget_the_warning_names_the_three_most_expensive_always_plugins()
 
 def test_within_budget_there_is_no_warning() -> None:
     assert oracle(memory_plugin()).tier1_warning() is None
+
+
+# -- the Tier-1 count, remembered across starts ---------------------------------------------
+
+
+def over_budget(home: Path, *names: str) -> Oracle:
+    plugins = [CodePlugin(n, visibility="always", summary="word " * 30) for n in names]
+    settings = Settings.from_env({"ORACLE_HOME": str(home), "ORACLE_TIER1_BUDGET": "50"})
+    return Oracle(plugins, entry_points=False, settings=settings)
+
+
+def test_the_warning_counts_the_block_once_and_reads_the_count_at_the_next_start(
+    tmp_path: Path,
+) -> None:
+    first = over_budget(tmp_path, "a", "b")
+    expected = count_tokens(first.tier1_block)
+    memo = tmp_path / "cache" / TIER1_COUNTS
+
+    warning = first.tier1_warning()
+    assert warning is not None and f"costs {expected} tokens" in warning
+    assert list(json.loads(memo.read_text()).values()) == [expected]
+
+    def refuse(text: str) -> int:
+        raise AssertionError("an unchanged block was counted again")
+
+    again = over_budget(tmp_path, "a", "b")
+    assert CountMemo(memo, refuse).count(again.tier1_block) == expected
+    assert again.tier1_warning() == warning
+
+
+def test_a_changed_block_is_counted_again(tmp_path: Path) -> None:
+    over_budget(tmp_path, "a").tier1_warning()
+    changed = over_budget(tmp_path, "a", "c")
+
+    warning = changed.tier1_warning()
+
+    assert warning is not None
+    assert f"costs {count_tokens(changed.tier1_block)} tokens" in warning
+
+
+def test_a_block_of_no_more_bytes_than_the_budget_is_never_counted(tmp_path: Path) -> None:
+    def refuse(text: str) -> int:
+        raise AssertionError("a block within the budget in bytes was counted")
+
+    plugins = [CodePlugin("a", visibility="always", summary="s")]
+    block = oracle(*plugins).tier1_block
+    memo = CountMemo(tmp_path / "counts.json", refuse)
+
+    assert tier1_warning(plugins_of(*plugins), len(block.encode()), memo) is None
+    with pytest.raises(AssertionError, match="was counted"):
+        tier1_warning(plugins_of(*plugins), len(block.encode()) - 1, memo)
+
+
+BROKEN_MEMOS = [
+    b"",
+    b"\xff\xfe not json",
+    b"[1, 2, 3]",
+    b'"a string"',
+    b"null",
+    b'{"k": true}',
+    b'{"k": 1.5}',
+    b'{"k": -3}',
+    b'{"k": "12"}',
+    b'{"k": [1]}',
+    b"{" * 5000,
+]
+
+
+@pytest.mark.parametrize("content", BROKEN_MEMOS)
+def test_a_broken_memo_is_counted_over_and_replaced(tmp_path: Path, content: bytes) -> None:
+    path = tmp_path / "counts.json"
+    path.write_bytes(content)
+    text = "some block of text, to be counted"
+
+    assert CountMemo(path).count(text) == count_tokens(text)
+    assert list(json.loads(path.read_text()).values()) == [count_tokens(text)]
+
+
+def test_a_memo_that_cannot_be_written_still_counts(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+
+    assert CountMemo(blocker / "cache" / "counts.json").count("hello there") == count_tokens(
+        "hello there"
+    )
+
+
+def test_the_memo_keeps_only_the_newest_counts(tmp_path: Path) -> None:
+    path = tmp_path / "counts.json"
+    memo = CountMemo(path)
+    texts = [f"text number {i}" for i in range(KEEP + 5)]
+    for text in texts:
+        memo.count(text)
+
+    kept = json.loads(path.read_text())
+    assert len(kept) == KEEP
+    assert list(kept.values()) == [count_tokens(t) for t in texts[-KEEP:]]

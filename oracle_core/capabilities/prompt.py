@@ -6,6 +6,7 @@ import json
 from collections.abc import Iterable
 
 from oracle_core.plugins.registry import Plugin
+from oracle_core.values.count_memo import CountMemo
 from oracle_core.values.tokens import count_tokens
 
 DEFAULT_INSTRUCTIONS = (
@@ -59,13 +60,20 @@ def tier1_costs(plugins: Iterable[Plugin]) -> list[tuple[str, int]]:
     return sorted(costs, key=lambda c: -c[1])
 
 
-def tier1_warning(plugins: Iterable[Plugin], budget: int) -> str | None:
-    """A warning when the Tier-1 block of ``plugins`` costs more than ``budget`` tokens."""
+def tier1_warning(
+    plugins: Iterable[Plugin], budget: int, memo: CountMemo | None = None
+) -> str | None:
+    """A warning when the Tier-1 block of ``plugins`` costs more than ``budget`` tokens.
+
+    ``memo`` remembers the block's count across starts (see
+    :mod:`oracle_core.values.count_memo`): an unchanged block is not counted again. A block
+    of no more bytes than ``budget`` is never counted: a token is at least one byte.
+    """
     plugins = list(plugins)
     block = tier1_block(plugins)
-    if not block:
+    if not block or len(block.encode()) <= budget:
         return None
-    cost = count_tokens(block)
+    cost = (memo or CountMemo(None)).count(block)
     if cost <= budget:
         return None
     worst = ", ".join(f"{name} ({n} tokens)" for name, n in tier1_costs(plugins)[:3])
