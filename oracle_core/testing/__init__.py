@@ -29,6 +29,7 @@ if TYPE_CHECKING:
         check_plugin,
     )
     from oracle_core.testing.drive import call_tool, run_turn
+    from oracle_core.testing.exchange import Exchange, Recording, load_recording
     from oracle_core.testing.findability import assert_findable
     from oracle_core.testing.function_schema import function_schema_problems
     from oracle_core.testing.guard import RealModelRequestError, refuse_model_requests
@@ -53,6 +54,9 @@ _HOMES = {
     "check_plugin": "conformance",
     "call_tool": "drive",
     "run_turn": "drive",
+    "Exchange": "exchange",
+    "Recording": "exchange",
+    "load_recording": "exchange",
     "assert_findable": "findability",
     "function_schema_problems": "function_schema",
     "RealModelRequestError": "guard",
@@ -71,11 +75,13 @@ _HOMES = {
 __all__ = [
     "DEFAULT_TIER1_ENTRY_BUDGET",
     "ConformanceError",
+    "Exchange",
     "FakeOpenAI",
     "HTTPScriptedModel",
     "ModelCall",
     "OracleFactory",
     "RealModelRequestError",
+    "Recording",
     "Reply",
     "ReplyFunction",
     "ScriptedModel",
@@ -89,6 +95,7 @@ __all__ = [
     "call_tool",
     "check_plugin",
     "function_schema_problems",
+    "load_recording",
     "refuse_model_requests",
     "run_turn",
 ]

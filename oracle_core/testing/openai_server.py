@@ -2,6 +2,8 @@
 
 Requests reach it over real HTTP through litellm, exactly as they would reach a provider, so
 a test sees what the model was shown (system prompt, tools, messages) at every step.
+A reply may also be a recorded answer of a real server (``Reply.replay(exchange)``, see
+:mod:`oracle_core.testing.exchange`), sent exactly as recorded.
 Plugin authors usually meet it through :class:`~oracle_core.testing.HTTPScriptedModel` and
 the ``oracle_http_model`` fixture, which wrap it; replies are scripted with the same
 :class:`Reply` values as the in-process :class:`~oracle_core.testing.ScriptedModel`.
@@ -25,6 +27,7 @@ from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from oracle_core.testing.exchange import Exchange
 from oracle_core.testing.script import Reply, ReplyQueue, Responder, SeenRequest
 
 __all__ = ["FakeOpenAI", "Reply", "Responder", "SeenRequest"]
@@ -182,6 +185,9 @@ def _handler(owner: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
             reply = owner.replies.answer(request)
             if reply.hold is not None:
                 reply.hold.wait(timeout=30)
+            if reply.exchange is not None:
+                self._replay(reply.exchange)
+                return
             if reply.failed:
                 error = {
                     "message": reply.content or "error",
@@ -207,6 +213,26 @@ def _handler(owner: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 }],
                 "usage": usage,
             })  # fmt: skip
+
+        def _replay(self, exchange: Exchange) -> None:
+            self.send_response(exchange.status)
+            for name, value in exchange.headers.items():
+                self.send_header(name, value)
+            if not exchange.stream:
+                data = exchange.body.encode()
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+                return
+            # Each recorded event goes out as its own chunk, as the server flushed it.
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            for event in exchange.events:
+                data = event.encode()
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+                self.wfile.flush()
+            self.wfile.write(b"0\r\n\r\n")
+            self.wfile.flush()
 
         def _embeddings(self, body: dict[str, Any]) -> None:
             texts = body.get("input")

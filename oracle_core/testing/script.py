@@ -20,10 +20,13 @@ import uuid
 from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from oracle_core.models.base import tool_call
 from oracle_core.values.messages import Usage
+
+if TYPE_CHECKING:
+    from oracle_core.testing.exchange import Exchange
 
 STREAM_PIECE = 8
 """Characters per streamed text piece, so a streamed answer arrives in several pieces."""
@@ -41,6 +44,8 @@ class Reply:
             its error message.
         usage: ``(prompt_tokens, completion_tokens)``; default: a rough count of the request.
         hold: an event to wait for before answering (to observe in-flight state).
+        exchange: a recorded HTTP answer the server sends instead, exactly as recorded
+            (:meth:`replay`); only :class:`~oracle_core.testing.FakeOpenAI` can send one.
     """
 
     content: str | None = None
@@ -48,6 +53,7 @@ class Reply:
     status: int = 200
     usage: tuple[int, int] | None = None
     hold: threading.Event | None = None
+    exchange: Exchange | None = None
 
     @classmethod
     def text(cls, content: str) -> Reply:
@@ -68,6 +74,11 @@ class Reply:
     def error(cls, status: int, message: str = "scripted error") -> Reply:
         """The provider failing with HTTP ``status``."""
         return cls(content=message, status=status)
+
+    @classmethod
+    def replay(cls, exchange: Exchange) -> Reply:
+        """Send ``exchange`` (a recorded answer: status, headers, body or stream) as it is."""
+        return cls(exchange=exchange)
 
     @property
     def failed(self) -> bool:
