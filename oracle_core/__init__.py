@@ -72,6 +72,7 @@ if TYPE_CHECKING:
         UnknownConnectionError as UnknownConnectionError,
         UsageLimitExceeded as UsageLimitExceeded,
     )
+    from oracle_core.models.base import EmptyReplyError as EmptyReplyError
     from oracle_core.models.base import Model as Model
     from oracle_core.oracle import Oracle as Oracle
     from oracle_core.plugin import (

@@ -125,9 +125,12 @@ def choose_model(model: str | None, settings: Settings) -> Model:
     A name of ``[aliases]`` in ``oracle.toml`` stands for its model string.
 
     A model string picks its client (:func:`~oracle_core.models.openai.model_for`): the
-    openai SDK for ``openai/...`` strings, litellm for the rest. Imported here, on first
+    direct path for ``openai/...`` strings, litellm for the rest. Imported here, on first
     use, so building an oracle imports neither. Without ``settings.api_key`` nor the
-    provider's own variable, a key stored by ``oracle keys set`` is used.
+    provider's own variable, a key stored by ``oracle keys set`` is used. The operator's
+    model-call settings (``[models."<model>"]``, ``ORACLE_MODEL_TIMEOUT``, ...; see
+    :meth:`Settings.model_call_settings <oracle_core.settings.Settings.model_call_settings>`)
+    go to the model: its timeout, retries, and ``max_tokens`` and ``temperature`` options.
     """
     name = model or settings.model
     if name:
@@ -137,7 +140,8 @@ def choose_model(model: str | None, settings: Settings) -> Model:
 
         # A key stored with `oracle keys set` when none is given (settings/keys.py).
         key = settings.api_key or stored_key_for(name, settings.home, settings.env or os.environ)
-        return model_for(name, api_base=settings.api_base, api_key=key, env=settings.env)
+        calls = settings.model_call_settings(name).model_arguments()
+        return model_for(name, api_base=settings.api_base, api_key=key, env=settings.env, **calls)
     from oracle_core.models.demo import DemoModel
 
     return DemoModel()

@@ -243,7 +243,7 @@ class Oracle(Blocking):
         """The model runs talk to.
 
         A model string picks its client (:func:`~oracle_core.models.openai.model_for`): the
-        openai SDK for ``openai/...`` strings, litellm for the rest, and litellm for all
+        direct path for ``openai/...`` strings, litellm for the rest, and litellm for all
         when ``ORACLE_MODEL_CLIENT=litellm``.
         """
         if not isinstance(self._model, Model):

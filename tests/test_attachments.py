@@ -16,7 +16,7 @@ from oracle_core.testing.openai_server import FakeOpenAI, Reply
 from oracle_core.values.attachments import IMAGE_TOKENS, MAX_ATTACHMENT_BYTES, content_text
 from oracle_core.values.tokens import count_message_tokens
 
-CLIENTS = ["auto", "litellm"]  # the openai SDK path and the litellm path
+CLIENTS = ["auto", "litellm"]  # the direct path and the litellm path
 
 
 def ask(fake: FakeOpenAI, home: Path, *args: str, **env: str) -> Result:

@@ -36,7 +36,7 @@ def test_models_lists_the_configured_model_and_openai_models_with_a_stored_key(
 
     assert code == 0
     assert "Configured model: openai/gpt-4o-mini" in out
-    assert "client: openai SDK; key: stored key 'openai'" in out
+    assert "client: direct (HTTP, no litellm); key: stored key 'openai'" in out
     assert "openai (key: stored key 'openai')" in out
     assert "  openai/gpt-4o\n" in out
     assert SECRET not in out

@@ -26,6 +26,7 @@ import pytest
 
 from oracle_core import ModelError, ModelRequest, ModelResponse, Oracle, Settings
 from oracle_core.authoring.tools.tool import Tool
+from oracle_core.models.completions import ProviderModel
 from oracle_core.models.litellm import LiteLLMModel
 from oracle_core.models.openai import OpenAIModel, model_for, sends_directly
 from oracle_core.testing.openai_server import FakeOpenAI, Reply
@@ -91,16 +92,13 @@ def fake() -> Iterator[FakeOpenAI]:
 
 @pytest.fixture
 def quick_retries(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Retry backoff in milliseconds: the SDK's (the direct path) and the litellm path's own.
+    """Retry backoff in milliseconds, for both paths: they share one retry loop.
 
-    The litellm path retries itself, only errors that may pass: litellm's own retries would
-    retry a 400 or a 401 too once ``tenacity`` is importable (LangChain brings it), so
-    whether it is installed changes nothing here.
+    Both paths retry themselves, only errors that may pass: litellm's own retries would
+    retry a 400 or a 401 too once ``tenacity`` is importable (LangChain brings it), and the
+    SDK's are off, so whether either is installed or changed changes nothing here.
     """
-    import openai._base_client
-
-    monkeypatch.setattr(openai._base_client, "INITIAL_RETRY_DELAY", 0.001)
-    monkeypatch.setattr(LiteLLMModel, "retry_delay", 0.001)
+    monkeypatch.setattr(ProviderModel, "retry_delay", 0.001)
 
 
 def both(url: str, num_retries: int = 2) -> list[LiteLLMModel | OpenAIModel]:

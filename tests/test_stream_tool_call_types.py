@@ -1,7 +1,7 @@
 """Streamed tool calls of any shape: a wrong type in any field never breaks a run.
 
 A raw server on 127.0.0.1 streams seeded random chunks through the real model clients
-(the openai SDK on the direct path, litellm) and the real run loop. Every field of a
+(the direct path, litellm) and the real run loop. Every field of a
 tool-call piece (``index``, ``id``, ``type``, ``function.name``, ``function.arguments``),
 the piece itself, its ``function`` and the delta's ``tool_calls`` may hold a number, a
 bool, null, a list or a dict. Whatever arrives: the run completes, every call gets one

@@ -17,7 +17,9 @@ from oracle_core.cli.common import (
     build_oracle,
     json_option,
     key_option,
+    model_call_options,
     model_option,
+    run_model_options,
     stored_key,
     thread_option_of,
 )
@@ -32,6 +34,7 @@ if TYPE_CHECKING:
     from oracle_core.values.events import Event
     from oracle_core.values.output import OutputSchema
     from oracle_core.values.result import RunResult
+    from oracle_core.values.run_options import RunOptions
 
 
 def read_prompt(prompt: str | None) -> str:
@@ -117,6 +120,7 @@ async def _ask(
     user: str,
     output: OutputSchema | None = None,
     attachments: list[Attachment] | None = None,
+    options: RunOptions | None = None,
 ) -> RunResult:
     events: list[Event] = []
     async with oracle, Progress(sys.stderr) as progress:
@@ -130,6 +134,7 @@ async def _ask(
             text_deltas=False,
             output_type=output,
             attachments=attachments or (),
+            options=options,
         )
         async for event in stream:
             events.append(event)
@@ -155,6 +160,7 @@ async def _ask(
 @api_base_option
 @api_key_option
 @key_option
+@model_call_options
 @json_option
 @click.option("--user", default="default", show_default=True, help="Who the run acts for.")
 @click.option(
@@ -180,6 +186,9 @@ def ask_command(
     api_base: str | None,
     api_key: str | None,
     key_name: str | None,
+    max_tokens: int | None,
+    timeout: float | None,
+    retries: int | None,
     as_json: bool,
     user: str,
     attachments: tuple[str, ...],
@@ -202,6 +211,9 @@ def ask_command(
     With --schema the answer is JSON valid for SCHEMA (docs/structured-output.md): the
     model is asked for it, and an answer that is not gets one repair turn; still wrong, the
     run fails (exit 1) saying what is wrong.
+
+    --max-tokens, --timeout and --retries set this run's model calls, over oracle.toml's
+    [models."<model>"] and the environment (docs/models.md).
     """
     if continue_latest and thread is not None:
         raise click.UsageError("give -c/--continue or --thread NAME, not both")
@@ -214,9 +226,21 @@ def ask_command(
         api_key = stored_key(key_name, api_key)
     oracle = build_oracle(require_model=True, model=model, api_base=api_base, api_key=api_key)
     check_images(oracle.model.name, files)
+    from oracle_core.values.run_options import RunOptions
+
+    options = RunOptions(model_options=run_model_options(max_tokens, timeout, retries))
     try:
-        result = asyncio.run(_ask(oracle, thread, text, user, output, files))
+        result = asyncio.run(_ask(oracle, thread, text, user, output, files, options))
     except KeyboardInterrupt:  # Ctrl-C: one line, and the status shells expect (128 + SIGINT)
         click.echo("oracle: interrupted", err=True)
         sys.exit(INTERRUPTED_EXIT)
     print_outcome(result, as_json)  # a waiting run: what it waits for, how to decide
+    if result.truncated and not as_json:  # --json says so in its "truncated" field
+        click.echo(TRUNCATED, err=True)
+
+
+TRUNCATED = (
+    "oracle: the answer was cut off at the model's output limit (finish_reason: length); "
+    "raise it with --max-tokens, or ask for a shorter answer"
+)
+"""What ``oracle ask`` prints on stderr after an answer the output limit cut short."""

@@ -19,7 +19,9 @@ from oracle_core.cli.common import (
     api_key_option,
     build_oracle,
     key_option,
+    model_call_options,
     model_option,
+    run_model_options,
     stored_key,
     thread_option,
 )
@@ -30,20 +32,30 @@ from oracle_core.values.events import Event, RunFinished
 
 if TYPE_CHECKING:
     from oracle_core.oracle import Oracle
+    from oracle_core.values.run_options import RunOptions
 
 PROMPT = "\nyou> "
 """What the chat prompts with."""
 
 
-async def turn(oracle: Oracle, thread: str, message: str, *, verbose: bool) -> RunFinished | None:
+async def turn(
+    oracle: Oracle,
+    thread: str,
+    message: str,
+    *,
+    verbose: bool,
+    options: RunOptions | None = None,
+) -> RunFinished | None:
     """Work ``message`` on ``thread`` and show it; Ctrl-C cancels the turn, not the chat.
 
-    The run is saved as ``cancelled`` when cut short; its thread stays usable.
+    The run is saved as ``cancelled`` when cut short; its thread stays usable. ``options``
+    are the run's own (the model-call settings of ``--max-tokens``, ``--timeout``,
+    ``--retries``).
 
     Returns:
         The run's last event (``None`` when it was cancelled).
     """
-    return await _shown(lambda: oracle.stream(thread, message), verbose=verbose)
+    return await _shown(lambda: oracle.stream(thread, message, options=options), verbose=verbose)
 
 
 async def _shown(
@@ -91,8 +103,15 @@ async def _shown(
     return finished[-1] if finished else None
 
 
-async def session(oracle: Oracle, reader: LineReader, state: ChatState, verbose: bool) -> None:
-    """The chat: read a line, run a slash command or a turn, until the person leaves."""
+async def session(
+    oracle: Oracle,
+    reader: LineReader,
+    state: ChatState,
+    verbose: bool,
+    options: RunOptions | None = None,
+) -> None:
+    """The chat: read a line, run a slash command or a turn (each with ``options``), until
+    the person leaves."""
     async with oracle:
         click.echo(
             f"oracle chat on thread {state.thread!r} with {oracle.model.name}; "
@@ -116,7 +135,7 @@ async def session(oracle: Oracle, reader: LineReader, state: ChatState, verbose:
                 if line.strip():
                     await run_command(line, state, oracle.prompt_report)
                 continue
-            done = await turn(oracle, state.thread, message, verbose=verbose)
+            done = await turn(oracle, state.thread, message, verbose=verbose, options=options)
             await settle(oracle, reader, done, lambda events: _shown(events, verbose=verbose))
 
 
@@ -126,6 +145,7 @@ async def session(oracle: Oracle, reader: LineReader, state: ChatState, verbose:
 @api_base_option
 @api_key_option
 @key_option
+@model_call_options
 @click.option(
     "--verbose", "-v", is_flag=True, help="Also show each model call and its prompt tokens."
 )
@@ -135,16 +155,25 @@ def chat_command(
     api_base: str | None,
     api_key: str | None,
     key_name: str | None,
+    max_tokens: int | None,
+    timeout: float | None,
+    retries: int | None,
     verbose: bool,
 ) -> None:
     """Talk with the oracle on a thread, with line editing and history.
 
     /help lists the commands; /quit, Ctrl-D, or Ctrl-C at the prompt leave. Ctrl-C while
     the oracle works cancels that turn. The history is kept in $ORACLE_HOME/chat_history.
+
+    --max-tokens, --timeout and --retries set every turn's model calls, over oracle.toml's
+    [models."<model>"] and the environment (docs/models.md).
     """
     if key_name is not None:
         api_key = stored_key(key_name, api_key)
     oracle = build_oracle(require_model=True, model=model, api_base=api_base, api_key=api_key)
     reader = line_reader(oracle.settings.home)
+    from oracle_core.values.run_options import RunOptions
+
+    options = RunOptions(model_options=run_model_options(max_tokens, timeout, retries))
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(session(oracle, reader, ChatState(thread), verbose))
+        asyncio.run(session(oracle, reader, ChatState(thread), verbose, options))

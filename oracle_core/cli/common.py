@@ -45,6 +45,43 @@ api_key_option = click.option(
     "variable, e.g. OPENAI_API_KEY].",
 )
 
+
+def model_call_options(command: _F) -> _F:
+    """``--max-tokens``, ``--timeout`` and ``--retries``: this run's model-call settings,
+    which win over ``[models."<model>"]`` of ``oracle.toml`` and the environment
+    (docs/models.md); read them with :func:`run_model_options`."""
+    command = click.option(
+        "--retries",
+        type=click.IntRange(min=0),
+        metavar="N",
+        help="Retries of a model call that failed in a way that may pass (a timeout, 429, "
+        '5xx) [default: [models."<model>"] retries, ORACLE_MODEL_RETRIES, else 2].',
+    )(command)
+    command = click.option(
+        "--timeout",
+        type=click.FloatRange(min=0, min_open=True),
+        metavar="SECONDS",
+        help="Seconds one attempt of a model call may take [default: "
+        '[models."<model>"] timeout, ORACLE_MODEL_TIMEOUT, else 120].',
+    )(command)
+    return click.option(
+        "--max-tokens",
+        type=click.IntRange(min=1),
+        metavar="N",
+        help='The most tokens one model reply may have [default: [models."<model>"] '
+        "max_tokens, ORACLE_MAX_TOKENS, else 4096].",
+    )(command)
+
+
+def run_model_options(
+    max_tokens: int | None, timeout: float | None, retries: int | None
+) -> dict[str, Any]:
+    """The run's model options of :func:`model_call_options` (only those given), as
+    :class:`~oracle_core.RunOptions` ``model_options`` take them."""
+    options = {"max_tokens": max_tokens, "timeout": timeout, "num_retries": retries}
+    return {name: value for name, value in options.items() if value is not None}
+
+
 key_option = click.option(
     "--key",
     "key_name",

@@ -40,6 +40,25 @@ def _key_source(settings: Settings) -> str:
     return f"{_SET} ({provider[0]})" if provider else _UNSET
 
 
+def model_calls(settings: Settings) -> dict[str, Any]:
+    """The effective model-call settings of the configured model (of every model when none
+    is configured): each key's value and where it was set (docs/models.md)."""
+    from oracle_core.settings.model_tables import BUILT_IN, DEFAULTS, EVERY_MODEL, KEYS
+
+    model = settings.resolve_model(settings.model) if settings.model else EVERY_MODEL
+    calls = settings.model_call_settings(None if model == EVERY_MODEL else model)
+    shown: dict[str, Any] = {"model": model}
+    for key in KEYS:
+        value = getattr(calls, key)
+        if value is None:
+            shown[key] = {"value": DEFAULTS[key], "source": BUILT_IN}
+        else:
+            shown[key] = {"value": value, "source": calls.sources[key]}
+        if isinstance(shown[key]["value"], tuple):
+            shown[key]["value"] = list(shown[key]["value"])
+    return shown
+
+
 def resolved_settings(settings: Settings) -> dict[str, Any]:
     """What the oracle would run with, as JSON-ready data without any secret."""
     from oracle_core.models.openai import MODEL_CLIENT
@@ -78,6 +97,7 @@ def resolved_settings(settings: Settings) -> dict[str, Any]:
         "list_limit": settings.list_limit,
         "embedding_model": settings.embedding_model,
         "run_limits": asdict(settings.run_limits),
+        "model_calls": model_calls(settings),
     }
 
 
@@ -114,7 +134,32 @@ def _render(data: dict[str, Any]) -> str:
         f"tier-1 budget: {data['tier1_budget']} tokens; list limit: {data['list_limit']} plugins",
         f"run limits:    {limits}",
     ]
-    return "\n".join(lines)
+    return "\n".join(lines + _model_call_lines(data["model_calls"]))
+
+
+_SHOWN_KEYS = {
+    "timeout": ("timeout", " s"),
+    "retries": ("retries", ""),
+    "retry_on": ("retry on", ""),
+    "max_tokens": ("max tokens", ""),
+    "temperature": ("temperature", ""),
+}
+
+
+def _model_call_lines(calls: dict[str, Any]) -> list[str]:
+    model = calls["model"]
+    lines = [f"model calls:   {'every model' if model == '*' else model}"]
+    for key, (label, unit) in _SHOWN_KEYS.items():
+        value = calls[key]["value"]
+        if value is None:
+            lines.append(f"  {label + ':':13}not sent (the server's own default)")
+            continue
+        if isinstance(value, list):
+            text = ", ".join(value) or "nothing"
+        else:
+            text = f"{value:g}{unit}" if isinstance(value, float) else f"{value}{unit}"
+        lines.append(f"  {label + ':':13}{text} ({calls[key]['source']})")
+    return lines
 
 
 @click.command("config")

@@ -26,7 +26,7 @@ def _client(model: str, env: Mapping[str, str]) -> str:
     if model == DEMO_MODEL:
         return "demo (the offline scripted stand-in)"
     if env_choice(env, MODEL_CLIENT, MODEL_CLIENTS, "auto") == "auto" and sends_directly(model):
-        return "openai SDK"
+        return "direct (HTTP, no litellm)"
     return "litellm"
 
 

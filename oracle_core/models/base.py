@@ -15,7 +15,33 @@ from typing import Any
 from oracle_core.errors import ModelError
 from oracle_core.values.messages import Message, ModelRequest, ModelResponse
 
-__all__ = ["Model", "ModelError", "assistant_message", "tool_call"]
+__all__ = ["EmptyReplyError", "Model", "ModelError", "assistant_message", "tool_call"]
+
+
+class EmptyReplyError(ModelError):
+    """The model answered with nothing: no text and no tool calls.
+
+    The run fails with it (status ``failed``, this message as its error) rather than
+    complete with an empty answer; the thread takes a next message as ever.
+
+    Attributes:
+        model: the model string.
+        finish_reason: why the model said it stopped (``None`` when it did not say).
+    """
+
+    def __init__(self, model: str, finish_reason: str | None = None) -> None:
+        why = {
+            None: "",
+            "stop": "",
+            "length": "; it stopped at its output limit (max_tokens) before writing anything",
+            "content_filter": "; the provider's content filter stopped it",
+        }.get(finish_reason, f"; finish_reason {finish_reason!r}")
+        super().__init__(
+            f"the model {model!r} returned an empty reply (no text and no tool calls{why}); "
+            "send the message again, or try another model"
+        )
+        self.model = model
+        self.finish_reason = finish_reason
 
 
 class Model(ABC):

@@ -1,154 +1,50 @@
-"""Reading OpenAI chat completion objects: shared by every model that speaks the OpenAI shape.
+"""What every model reached over the network shares: its settings, its errors, its stream.
 
-litellm and the openai SDK answer with objects of the same shape (``choices[0].message``,
-streamed ``choices[0].delta`` pieces, ``usage``), so :class:`~oracle_core.models.litellm.LiteLLMModel`
-and :class:`~oracle_core.models.openai.OpenAIModel` turn them into a :class:`ModelResponse`
-with the same code, and report the same message, tool calls and usage.
+:class:`ProviderModel` holds the settings both client paths take (timeout, retries, which
+failures are retried, request options) and makes each call through the one retry loop
+(:mod:`oracle_core.models.retries`); :func:`relay_stream` turns a provider's chunks into
+text pieces and the whole :class:`ModelResponse` (read by :mod:`oracle_core.models.wire`,
+whose names are re-exported here).
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+import dataclasses
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from oracle_core.errors import ModelError
-from oracle_core.models.base import Model, assistant_message
-from oracle_core.values.messages import ModelResponse, Usage
+from oracle_core.models.base import Model
+from oracle_core.models.estimate import prompt_usage
+from oracle_core.models.retries import RETRY_DELAY, RETRY_ON, retry_on_set, with_retries
+from oracle_core.models.wire import (
+    StreamAssembler,
+    reported,
+    response_from,
+    usage_from,
+    wire_messages,
+)
+from oracle_core.values.messages import ModelRequest, ModelResponse, Usage
 
-
-def usage_from(raw: Any) -> Usage:
-    """The :class:`Usage` of a response's or chunk's ``usage`` (an object or a dict)."""
-    return Usage(_count(_field(raw, "prompt_tokens")), _count(_field(raw, "completion_tokens")))
-
-
-def response_from(completion: Any) -> ModelResponse:
-    """The :class:`ModelResponse` of a whole (non-streamed) chat completion."""
-    message = _field(_first(_field(completion, "choices")), "message")
-    tool_calls = []
-    for call in _items(_field(message, "tool_calls")):
-        read = _CallPieces()
-        read.add(call)
-        tool_calls.append(read.call())
-    content = _field(message, "content")
-    return ModelResponse(
-        assistant_message(None if content is None else _text(content), tool_calls),
-        usage_from(_field(completion, "usage")),
-    )
-
-
-class StreamAssembler:
-    """Collects streamed chunks into the whole answer.
-
-    Feed each chunk to :meth:`add`, which returns its text piece (if any); :meth:`response`
-    is the assembled :class:`ModelResponse`, tool calls merged by index and the last usage
-    reported. A chunk of any shape is read without raising (see :class:`_CallPieces`).
-    """
-
-    def __init__(self) -> None:
-        self._text: list[str] = []
-        self._calls: dict[int, _CallPieces] = {}
-        self._usage = Usage()
-
-    def add(self, chunk: Any) -> str | None:
-        """Take one chunk; return its text piece, or ``None`` when it has none."""
-        if _field(chunk, "usage"):
-            self._usage = usage_from(_field(chunk, "usage"))
-        delta = _field(_first(_field(chunk, "choices")), "delta")
-        for piece in _items(_field(delta, "tool_calls")):
-            index = _field(piece, "index")
-            # A piece without a usable index continues call 0, as one without any always did.
-            key = index if type(index) is int else 0
-            self._calls.setdefault(key, _CallPieces()).add(piece)
-        text = _text(_field(delta, "content"))
-        if text:
-            self._text.append(text)
-            return text
-        return None
-
-    def response(self) -> ModelResponse:
-        """The whole answer streamed so far."""
-        tool_calls = [self._calls[i].call() for i in sorted(self._calls)]
-        return ModelResponse(
-            assistant_message("".join(self._text) or None, tool_calls), self._usage
-        )
-
-
-class _CallPieces:
-    """One tool call read from its pieces, whatever types a provider put in them.
-
-    The run loop and the gate take names, arguments and ids as strings; a provider (or a
-    hostile proxy) may send a number, a bool, null, a list or a dict in any field. Each
-    field becomes a string here, at the one place the reply is read, so nothing after it
-    has to guess. A name piece that is not a string keeps its text but is marked
-    (``<not a string: 5>``): a tool named ``5`` must not run from ``"name": 5``, and no tool
-    name can hold ``<``, so the gate refuses the call and tells the model what it sent.
-    """
-
-    def __init__(self) -> None:
-        self.id = ""
-        self.name: list[str] = []
-        self.arguments: list[str] = []
-
-    def add(self, piece: Any) -> None:
-        """Take one piece (an SDK object or a dict; anything else carries nothing)."""
-        call_id = _field(piece, "id")
-        if call_id is not None and call_id != "":
-            self.id = _text(call_id)
-        function = _field(piece, "function")
-        name = _field(function, "name")
-        if isinstance(name, str):
-            self.name.append(name)
-        elif name is not None:
-            self.name.append(f"<not a string: {_text(name)[:_SHOWN]}>")
-        self.arguments.append(_text(_field(function, "arguments")))
-
-    def call(self) -> dict[str, Any]:
-        """The call in the OpenAI shape, every field a string."""
-        function = {"name": "".join(self.name), "arguments": "".join(self.arguments)}
-        return {"id": self.id, "type": "function", "function": function}
-
-
-_SHOWN = 40
-"""How much of a name that is not a string its marked name shows."""
-
-
-def _field(value: Any, key: str) -> Any:
-    """``value[key]`` of a dict or ``value.key`` of an SDK object; ``None`` for anything else.
-
-    A method is not a field: ``"text".index`` must not read as a piece's ``index``.
-    """
-    if isinstance(value, Mapping):
-        return value.get(key)
-    found = getattr(value, key, None)
-    return None if callable(found) else found
-
-
-def _items(value: Any) -> Sequence[Any]:
-    """``value`` when it is a list of pieces; nothing otherwise."""
-    return value if isinstance(value, (list, tuple)) else ()
-
-
-def _first(value: Any) -> Any:
-    """The first of a list of choices, ``None`` when there is none."""
-    items = _items(value)
-    return items[0] if items else None
-
-
-def _text(value: Any) -> str:
-    """A wire value as text: strings as they are, null as nothing, the rest as JSON."""
-    if isinstance(value, str):
-        return value
-    if value is None:
-        return ""
-    return json.dumps(value, ensure_ascii=False, default=str)
-
-
-def _count(value: Any) -> int:
-    """A token count: a non-negative number, else 0."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
-        return 0
-    return max(0, int(min(value, 2**62)))
+__all__ = [
+    "CALL_SETTINGS",
+    "DEFAULT_MAX_TOKENS",
+    "KEY_HINT",
+    "RETRY_ON",
+    "CallSettings",
+    "ProviderModel",
+    "StreamAssembler",
+    "call_failed",
+    "missing_key",
+    "relay_stream",
+    "reported",
+    "response_from",
+    "stream_failed",
+    "usage_from",
+    "wire_messages",
+    "with_spent",
+]
 
 
 def call_failed(model: str, error: BaseException, detail: object | None = None) -> ModelError:
@@ -165,20 +61,6 @@ def call_failed(model: str, error: BaseException, detail: object | None = None) 
     return ModelError(
         f"model call to {model!r} failed{where}: {type(error).__name__}: {text}{hint}"
     )
-
-
-RETRYABLE_STATUSES = frozenset({408, 409, 429})
-"""HTTP statuses a model call is retried after (besides every 5xx), as the OpenAI SDK does."""
-
-
-def may_pass(error: BaseException) -> bool:
-    """Whether a failed model call may pass if made again: a timeout, a lost connection,
-    408, 409, 429 or a 5xx. Anything else (a 400, a bad key) fails the same way again."""
-    status = getattr(error, "status_code", None)
-    if isinstance(status, int):
-        return status in RETRYABLE_STATUSES or status >= 500
-    names = {cls.__name__ for cls in type(error).__mro__}
-    return bool(names & {"Timeout", "APITimeoutError", "APIConnectionError", "TimeoutError"})
 
 
 KEY_HINT = (
@@ -207,6 +89,35 @@ def stream_failed(model: str, error: BaseException) -> ModelError:
     return ModelError(f"model stream from {model!r} failed: {type(error).__name__}: {error}")
 
 
+CALL_SETTINGS = frozenset({"timeout", "num_retries", "retry_on"})
+"""Request options that set how one call is made, not what is asked: never sent to the
+server, they override the model's own :class:`ProviderModel` settings for that call."""
+
+DEFAULT_MAX_TOKENS = 4096
+"""The ``max_tokens`` sent when neither the model's options nor the request set one (nor
+``max_completion_tokens``): a local model that does not stop would otherwise write until its
+context is full. A reply cut there ends with ``finish_reason: "length"`` and the run says so
+(``RunResult.truncated``). Set ``max_tokens`` to ``None`` in the options to send no limit."""
+
+
+@dataclass(frozen=True)
+class CallSettings:
+    """How one call is made: the model's settings with the request's overrides.
+
+    Attributes:
+        timeout: seconds one attempt may take.
+        num_retries: attempts after the first, at most.
+        retry_on: the failures retried (names from :data:`~oracle_core.models.retries.RETRY_ON`).
+        options: the request options to send (without :data:`CALL_SETTINGS`, with
+            :data:`DEFAULT_MAX_TOKENS` unless a limit is set).
+    """
+
+    timeout: float
+    num_retries: int
+    retry_on: frozenset[str]
+    options: dict[str, Any]
+
+
 class ProviderModel(Model):
     """A model reached over the network: the settings every provider client takes.
 
@@ -214,10 +125,21 @@ class ProviderModel(Model):
         model: the model string.
         api_base: the server's base URL.
         api_key: the key.
-        num_retries: retries for errors that may pass (429, 5xx, timeouts, connections).
-        timeout: seconds one attempt may take.
-        options: more request options (``temperature``, ...).
+        num_retries: retries for the failures in ``retry_on``; default 2.
+        timeout: seconds one attempt may take; default 120.
+        retry_on: which failures are retried, names from
+            :data:`~oracle_core.models.retries.RETRY_ON` (default: all of them).
+        options: more request options (``temperature``, ``max_tokens``, ...).
+
+    A request's options ``timeout``, ``num_retries`` and ``retry_on`` override these for
+    that call (:data:`CALL_SETTINGS`).
+
+    Raises:
+        ConfigError: ``retry_on`` names a failure outside ``RETRY_ON``.
     """
+
+    retry_delay = RETRY_DELAY
+    """Seconds before the first retry; each next one waits twice as long (at most 8 s)."""
 
     def __init__(
         self,
@@ -227,6 +149,7 @@ class ProviderModel(Model):
         api_key: str | None = None,
         num_retries: int = 2,
         timeout: float = 120.0,
+        retry_on: Collection[str] | None = None,
         **options: Any,
     ) -> None:
         self.name = model
@@ -234,24 +157,83 @@ class ProviderModel(Model):
         self.api_key = api_key
         self.num_retries = num_retries
         self.timeout = timeout
+        self.retry_on = retry_on_set(retry_on)
         self.options = options
         self._prepare()
 
     def _prepare(self) -> None:
         """Set up what a subclass keeps besides the settings (called by ``__init__``)."""
 
+    def settings(self, request: ModelRequest) -> CallSettings:
+        """How to make the call for ``request`` (see :class:`CallSettings`).
+
+        Raises:
+            ConfigError: the request's ``retry_on`` names a failure outside ``RETRY_ON``.
+        """
+        merged = {**self.options, **request.options}
+        timeout = merged.pop("timeout", None)
+        num_retries = merged.pop("num_retries", None)
+        retry_on = merged.pop("retry_on", None)
+        if "max_tokens" not in merged and merged.get("max_completion_tokens") is None:
+            merged["max_tokens"] = DEFAULT_MAX_TOKENS
+        return CallSettings(
+            self.timeout if timeout is None else float(timeout),
+            self.num_retries if num_retries is None else int(num_retries),
+            self.retry_on if retry_on is None else retry_on_set(retry_on),
+            merged,
+        )
+
+    async def _retried(
+        self,
+        request: ModelRequest,
+        settings: CallSettings,
+        attempt: Callable[[], Awaitable[Any]],
+        failed: Callable[[BaseException], ModelError],
+    ) -> tuple[Any, Usage]:
+        """``attempt`` made under ``settings`` (:func:`~oracle_core.models.retries.with_retries`)."""
+        estimate: list[Usage] = []
+
+        def prompt() -> Usage:
+            if not estimate:
+                estimate.append(prompt_usage(request))
+            return estimate[0]
+
+        return await with_retries(
+            attempt,
+            num_retries=settings.num_retries,
+            retry_on=settings.retry_on,
+            failed=failed,
+            prompt=prompt,
+            delay=self.retry_delay,
+        )
+
+
+def with_spent(response: ModelResponse, spent: Usage) -> ModelResponse:
+    """``response`` with the usage of the attempts abandoned before it added."""
+    if not spent.total_tokens:
+        return response
+    return dataclasses.replace(response, usage=response.usage + spent)
+
 
 async def relay_stream(
     model: str,
     chunks: AsyncIterator[Any],
     close: Callable[[], Awaitable[None]] | None = None,
+    request: ModelRequest | None = None,
+    spent: Usage | None = None,
+    server_usage: Callable[[], bool] | None = None,
 ) -> AsyncIterator[str | ModelResponse]:
     """The text pieces of a provider's stream of chunks, then the whole :class:`ModelResponse`.
 
-    Failures while reading become a :class:`~oracle_core.ModelError` naming ``model``;
-    ``close`` (when given) runs however the stream ends.
+    A stream that breaks after a tool call began ends there: the calls not whole by then are
+    cut off (``ModelResponse.cut_off``) and the run goes on. Any other failure while reading
+    becomes a :class:`~oracle_core.ModelError` naming ``model``; ``close`` (when given) runs
+    however the stream ends. ``request`` is what the usage is estimated from when the
+    server reports none; ``spent``, the usage of attempts abandoned before this one;
+    ``server_usage``, asked at the end, says whether the usage in the chunks was the server's
+    (``False``: a client library's own count, so it is estimated here and marked).
     """
-    answer = StreamAssembler()
+    answer = StreamAssembler(request)
     try:
         async for chunk in chunks:
             text = answer.add(chunk)
@@ -260,8 +242,12 @@ async def relay_stream(
     except ModelError:
         raise
     except Exception as error:
-        raise stream_failed(model, error) from error
+        if not answer.calling:
+            raise stream_failed(model, error) from error
+        answer.cut()
     finally:
         if close is not None:
             await close()
-    yield answer.response()
+    if server_usage is not None and not server_usage():
+        answer.drop_usage()
+    yield with_spent(answer.response(), spent or Usage())

@@ -6,21 +6,21 @@ a model never pay for its import.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
 from oracle_core.environment import import_litellm
 from oracle_core.errors import ModelError
 from oracle_core.models.completions import (
+    CallSettings,
     ProviderModel,
     call_failed,
-    may_pass,
     missing_key,
     relay_stream,
-    response_from,
+    with_spent,
 )
-from oracle_core.values.messages import ModelRequest, ModelResponse
+from oracle_core.models.wire import response_from, wire_messages
+from oracle_core.values.messages import ModelRequest, ModelResponse, Usage
 
 
 class LiteLLMModel(ProviderModel):
@@ -32,29 +32,26 @@ class LiteLLMModel(ProviderModel):
         api_key: the key; by default litellm reads the provider's usual env variable. When
             neither is set, a call fails at once with a :class:`ModelError` naming the
             variables to set (litellm would report it as an HTTP 500, after retries).
-        num_retries: retries for errors that may pass (408, 429, 5xx, timeouts, lost
-            connections); any other error fails at once. The oracle retries itself: litellm's
-            own ``num_retries`` retries every error once ``tenacity`` is installed (a 400
-            included), so it is never handed to litellm.
+        num_retries: retries for the failures in ``retry_on``; any other error fails at
+            once. The oracle retries itself (:mod:`oracle_core.models.retries`, shared with
+            the direct path): litellm's own ``num_retries`` retries every error once
+            ``tenacity`` is installed (a 400 included), so it is never handed to litellm.
         timeout: seconds one attempt may take.
+        retry_on: which failures are retried (:data:`~oracle_core.models.retries.RETRY_ON`).
         options: more keyword arguments for ``acompletion`` (``temperature``, ...).
     """
-
-    retry_delay = 0.5
-    """Seconds before the first retry; each next one waits twice as long (at most 8 s)."""
 
     def _prepare(self) -> None:
         self._keys_checked: set[str] = set()  # model strings whose key was found
 
-    def _arguments(self, request: ModelRequest) -> dict[str, Any]:
+    def _arguments(self, request: ModelRequest, settings: CallSettings) -> dict[str, Any]:
         arguments: dict[str, Any] = {
             "model": request.model or self.name,
-            "messages": request.openai_messages(),
+            "messages": wire_messages(request),
             "num_retries": 0,  # retried here, only what may pass (see _acompletion)
             "max_retries": 0,  # nor by the SDK under litellm: one attempt a call
-            "timeout": self.timeout,
-            **self.options,
-            **request.options,
+            "timeout": settings.timeout,
+            **settings.options,
         }
         if request.tools:
             arguments["tools"] = request.openai_tools()
@@ -75,24 +72,39 @@ class LiteLLMModel(ProviderModel):
             raise ModelError(missing_key(model, missing))
         self._keys_checked.add(model)
 
-    async def _acompletion(self, **arguments: Any) -> Any:
+    async def _acompletion(
+        self, request: ModelRequest, settings: CallSettings, **extra: Any
+    ) -> tuple[Any, Usage]:
+        arguments = {**self._arguments(request, settings), **extra}
+        model = arguments["model"]
         litellm = import_litellm()
-        self._check_key(litellm, arguments["model"])
-        for attempt in range(self.num_retries + 1):
-            try:
-                return await litellm.acompletion(**arguments)
-            except Exception as error:
-                if attempt == self.num_retries or not may_pass(error):
-                    raise call_failed(arguments["model"], error) from error
-            await asyncio.sleep(min(self.retry_delay * 2**attempt, 8.0))  # as the SDKs do
-        raise AssertionError("unreachable: the last attempt returns or raises")
+        self._check_key(litellm, model)
+        return await self._retried(
+            request,
+            settings,
+            lambda: litellm.acompletion(**arguments),
+            lambda error: call_failed(model, error),
+        )
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
-        return response_from(await self._acompletion(**self._arguments(request)))
+        completion, spent = await self._acompletion(request, self.settings(request))
+        return with_spent(response_from(completion, request), spent)
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[str | ModelResponse]:
-        arguments = self._arguments(request)
-        arguments.update(stream=True, stream_options={"include_usage": True})
-        stream = await self._acompletion(**arguments)
-        async for piece in relay_stream(self.name, stream):
+        extra = {"stream": True, "stream_options": {"include_usage": True}}
+        stream, spent = await self._acompletion(request, self.settings(request), **extra)
+        relayed = relay_stream(
+            self.name, stream, request=request, spent=spent, server_usage=lambda: _sent(stream)
+        )
+        async for piece in relayed:
             yield piece
+
+
+def _sent(stream: Any) -> bool:
+    """Whether the server sent usage in ``stream``: litellm ends every stream asked for usage
+    with a usage chunk, counting it itself when the server sent none, and says so nowhere but
+    in the chunks it kept (``CustomStreamWrapper.chunks``). Unknown (another shape): trusted."""
+    kept = getattr(stream, "chunks", None)
+    if not isinstance(kept, list):
+        return True
+    return any(getattr(chunk, "usage", None) for chunk in kept)

@@ -1,13 +1,15 @@
-"""The direct model path: OpenAI-compatible endpoints through the openai SDK, without litellm.
+"""The direct model path: OpenAI-compatible endpoints over plain HTTP, without litellm.
 
 For an ``openai/...`` model string litellm builds an OpenAI chat completions body and hands
-it to the openai SDK's ``AsyncOpenAI``; the SDK makes the request and its retries. Per call,
-litellm's own work around that (parameter mapping, logging, cost calculation) costs several
-times the CPU of the SDK call itself, and importing it costs seconds. :class:`OpenAIModel`
-builds the same body and makes the same SDK call directly: the same JSON reaches the server,
-the SDK retries the same errors the same number of times, and failures become the same
-:class:`ModelError` messages (``tests/test_model_path.py`` compares both paths against one
-fake server).
+it to the openai SDK, which posts it. Per call, litellm's own work around that (parameter
+mapping, logging, cost calculation) costs several times the CPU of the call itself, and
+importing it costs seconds; importing the openai SDK alone costs more than the rest of an
+``oracle ask``. :class:`OpenAIModel` builds the same body and posts it itself, with httpx
+(:mod:`oracle_core.models.openai_http`, which reads answers and errors as the SDK does): the
+same JSON reaches the server, the same errors are retried the same number of times (by the
+one retry loop both paths share, :mod:`oracle_core.models.retries`), and failures become the
+same :class:`ModelError` messages (``tests/test_model_path.py`` compares both paths against
+one fake server).
 
 It takes only what litellm passes through unchanged. A request litellm would reshape is
 sent through litellm instead, by a :class:`~oracle_core.models.litellm.LiteLLMModel` made
@@ -24,11 +26,15 @@ Intentionally different from the litellm path:
 - a connection that fails (refused, reset, timed out) has no HTTP status, so the error
   names none; litellm reports it as HTTP 500;
 - the error's text is the provider's own message, without litellm's prefix
-  (``litellm.RateLimitError: OpenAIException - ...``) and suffix (``LiteLLM Retried: 2 times``);
-- when a server reports no usage, the usage is zero; litellm estimates it with its tokenizer.
+  (``litellm.RateLimitError: OpenAIException - ...``) and suffix (``LiteLLM Retried: 2 times``).
 
-The openai SDK is imported on first use. ``ORACLE_MODEL_CLIENT=litellm`` makes
-:func:`model_for` choose litellm for every model string.
+Alike on both paths besides the body: a server that reports no usage gets the oracle's own
+estimate, marked ``Usage.estimated`` (:mod:`oracle_core.models.estimate`); a tool-call-only
+assistant message is sent with ``"content": ""`` (:func:`~oracle_core.models.wire.wire_messages`);
+``max_tokens`` is :data:`DEFAULT_MAX_TOKENS` unless set.
+
+Neither litellm nor the openai SDK is imported on this path. ``ORACLE_MODEL_CLIENT=litellm``
+makes :func:`model_for` choose litellm for every model string.
 """
 
 from __future__ import annotations
@@ -37,32 +43,37 @@ import asyncio
 import os
 import re
 import weakref
-from collections.abc import AsyncIterator, Iterable, Mapping
+from collections.abc import AsyncIterator, Collection, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from oracle_core.errors import ModelError
 from oracle_core.models.base import Model
 from oracle_core.models.completions import (
+    DEFAULT_MAX_TOKENS,
+    CallSettings,
     ProviderModel,
     call_failed,
     missing_key,
     relay_stream,
-    response_from,
+    with_spent,
 )
+from oracle_core.models.retries import RETRY_ON, retry_on_set
+from oracle_core.models.wire import response_from, wire_messages
 from oracle_core.settings.reading import env_choice
-from oracle_core.values.messages import ModelRequest, ModelResponse
+from oracle_core.values.messages import ModelRequest, ModelResponse, Usage
 
 if TYPE_CHECKING:
-    from openai import AsyncOpenAI
-
     from oracle_core.models.litellm import LiteLLMModel
+    from oracle_core.models.openai_http import ChatCompletions
 
 __all__ = [
+    "DEFAULT_MAX_TOKENS",
     "DEMO_MODEL",
     "MODEL_CLIENT",
     "MODEL_CLIENTS",
     "PASS_THROUGH",
     "PREFIX",
+    "RETRY_ON",
     "OpenAIModel",
     "model_for",
     "sends_directly",
@@ -140,30 +151,57 @@ def model_for(
     api_base: str | None = None,
     api_key: str | None = None,
     env: Mapping[str, str] | None = None,
+    timeout: float | None = None,
+    num_retries: int | None = None,
+    retry_on: Collection[str] | None = None,
+    **options: Any,
 ) -> Model:
     """The model for the model string ``name``: :class:`OpenAIModel` or ``LiteLLMModel``.
 
-    ``openai/...`` strings that :func:`sends_directly` accepts get the direct path, every
-    other string litellm, and so does every string when ``env`` (default ``os.environ``)
-    sets ``ORACLE_MODEL_CLIENT=litellm``. ``demo`` is the offline stand-in.
+    ``openai/...`` strings that :func:`sends_directly` accepts (with ``options``) get the
+    direct path, every other string litellm, and so does every string when ``env`` (default
+    ``os.environ``) sets ``ORACLE_MODEL_CLIENT=litellm``. ``demo`` is the offline stand-in
+    (it takes no settings).
+
+    Args:
+        name: the model string.
+        api_base: the server's base URL.
+        api_key: the key.
+        env: the environment read for ``ORACLE_MODEL_CLIENT``.
+        timeout: seconds one attempt may take (``None``: the model's default, 120).
+        num_retries: retries after a failure that may pass (``None``: the default, 2).
+        retry_on: which failures are retried, names from :data:`RETRY_ON` (``None``: all).
+        options: request options sent with every call (``max_tokens``, ``temperature``...;
+            without ``max_tokens``, :data:`DEFAULT_MAX_TOKENS` is sent).
 
     Raises:
-        ConfigError: ``ORACLE_MODEL_CLIENT`` is neither ``auto`` nor ``litellm``.
+        ConfigError: ``ORACLE_MODEL_CLIENT`` is neither ``auto`` nor ``litellm``, or
+            ``retry_on`` names a failure outside :data:`RETRY_ON`.
     """
     if name == DEMO_MODEL:
         from oracle_core.models.demo import DemoModel
 
         return DemoModel()
+    settings: dict[str, Any] = {
+        key: value
+        for key, value in (("timeout", timeout), ("num_retries", num_retries))
+        if value is not None
+    }
+    chosen = retry_on_set(retry_on)
     client = env_choice(os.environ if env is None else env, MODEL_CLIENT, MODEL_CLIENTS, "auto")
-    if client == "auto" and sends_directly(name):
-        return OpenAIModel(name, api_base=api_base, api_key=api_key)
+    if client == "auto" and sends_directly(name, options):
+        return OpenAIModel(
+            name, api_base=api_base, api_key=api_key, retry_on=chosen, **settings, **options
+        )
     from oracle_core.models.litellm import LiteLLMModel
 
-    return LiteLLMModel(name, api_base=api_base, api_key=api_key)
+    return LiteLLMModel(
+        name, api_base=api_base, api_key=api_key, retry_on=chosen, **settings, **options
+    )
 
 
 class OpenAIModel(ProviderModel):
-    """Calls an OpenAI-compatible chat completions endpoint with the openai SDK.
+    """Calls an OpenAI-compatible chat completions endpoint directly (over httpx).
 
     Takes the same arguments as :class:`~oracle_core.models.litellm.LiteLLMModel` and sends
     the same request (see the module docs for the few things it leaves to litellm).
@@ -174,27 +212,26 @@ class OpenAIModel(ProviderModel):
             else OpenAI's.
         api_key: the key; default ``OPENAI_API_KEY``. Without either, a call fails at once
             with a :class:`ModelError` saying what to set (nothing is sent).
-        num_retries: retries the SDK makes for retryable errors (408, 429, 5xx, connection
-            errors and timeouts), with its exponential backoff; any other 4xx is final at
-            once (:mod:`oracle_core.models.openai_client`).
+        num_retries: retries for the failures in ``retry_on`` (by default timeouts, lost
+            connections, 408, 409, 429, 5xx), with exponential backoff; any other failure is
+            final at once (:mod:`oracle_core.models.retries`).
         timeout: seconds one attempt may take.
+        retry_on: which failures are retried (:data:`RETRY_ON`).
         options: more request options (``temperature``, ...).
     """
 
     def _prepare(self) -> None:
         # One client per event loop: its connection pool belongs to the loop it was made in.
-        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, AsyncOpenAI] = (
+        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, ChatCompletions] = (
             weakref.WeakKeyDictionary()
         )
         self._litellm: LiteLLMModel | None = None
 
-    def _client(self) -> AsyncOpenAI:
+    def _client(self) -> ChatCompletions:
         loop = asyncio.get_running_loop()
         client = self._clients.get(loop)
         if client is None:
-            from openai import DefaultAsyncHttpxClient
-
-            from oracle_core.models.openai_client import OracleAsyncOpenAI
+            from oracle_core.models.openai_http import ChatCompletions
 
             key = self.api_key or os.environ.get("OPENAI_API_KEY")
             if not key:
@@ -204,15 +241,7 @@ class OpenAIModel(ProviderModel):
                 or os.environ.get("OPENAI_BASE_URL")
                 or os.environ.get("OPENAI_API_BASE")
             )
-            client = OracleAsyncOpenAI(
-                api_key=key,
-                base_url=base or None,
-                max_retries=self.num_retries,
-                timeout=self.timeout,
-                # The SDK's own HTTP client closes itself on garbage collection by starting a
-                # task in whatever loop is running then, which fails once its own loop is gone.
-                http_client=DefaultAsyncHttpxClient(),
-            )
+            client = ChatCompletions(api_key=key, base_url=base or None, timeout=self.timeout)
             self._clients[loop] = client
         return client
 
@@ -227,18 +256,22 @@ class OpenAIModel(ProviderModel):
                 api_key=self.api_key,
                 num_retries=self.num_retries,
                 timeout=self.timeout,
+                retry_on=self.retry_on,
                 **self.options,
             )
         return self._litellm
 
     def body(self, request: ModelRequest) -> dict[str, Any] | None:
-        """The keyword arguments of the SDK call for ``request``, as litellm would send them.
+        """The JSON body of the call for ``request``, as litellm would send it.
 
         ``None`` when litellm would reshape the request (see :func:`sends_directly`).
         """
+        return self._body(request, self.settings(request))
+
+    def _body(self, request: ModelRequest, settings: CallSettings) -> dict[str, Any] | None:
         model = request.model or self.name
-        options = {**self.options, **request.options}
-        messages = [_without_none(m) for m in request.openai_messages()]
+        options = settings.options
+        messages = [_without_none(m) for m in wire_messages(request)]
         if not sends_directly(model, options) or not _plain(messages):
             return None
         body: dict[str, Any] = {"model": model[len(PREFIX) :], "messages": messages}
@@ -247,51 +280,41 @@ class OpenAIModel(ProviderModel):
             body["tools"] = request.openai_tools()
         return body
 
-    async def _create(self, body: dict[str, Any]) -> Any:
-        from openai import APIStatusError, AsyncStream
-        from openai.types.chat import ChatCompletion, ChatCompletionChunk
-
+    async def _create(
+        self, request: ModelRequest, settings: CallSettings, body: dict[str, Any]
+    ) -> tuple[Any, Usage]:
         model = PREFIX + body["model"]
-        # The SDK's generic post, as for any endpoint: ``chat.completions.create`` would walk
-        # the whole body through its TypedDict transform first (about a third of a turn's CPU
-        # on a thread of a dozen messages), and the body is already plain JSON.
         body = dict(body)
         extra_body, extra_headers = body.pop("extra_body", None), body.pop("extra_headers", None)
-        body.update(extra_body or {})  # as ``create`` merges them
-        options: Any = {"security": {"bearer_auth": True}}
-        if extra_headers:
-            options["headers"] = dict(extra_headers)
+        body.update(extra_body or {})  # as the openai SDK merges them
+        headers = dict(extra_headers or {})
         client = self._client()
-        try:
-            return await client.post(
-                "/chat/completions",
-                body=body,
-                cast_to=ChatCompletion,
-                options=options,
-                stream=bool(body.get("stream")),
-                stream_cls=AsyncStream[ChatCompletionChunk],
-            )
-        except APIStatusError as error:
-            detail = error.body.get("message") if isinstance(error.body, dict) else None
-            raise call_failed(model, error, detail or error.message) from error
-        except Exception as error:
-            raise call_failed(model, error) from error
+        send = client.stream if body.get("stream") else client.create
+        return await self._retried(
+            request,
+            settings,
+            lambda: send(body, headers=headers, time_limit=settings.timeout),
+            lambda error: _failed(model, error),
+        )
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
-        body = self.body(request)
+        settings = self.settings(request)
+        body = self._body(request, settings)
         if body is None:
             return await self.litellm().complete(request)
-        return response_from(await self._create(body))
+        completion, spent = await self._create(request, settings, body)
+        return with_spent(response_from(completion, request), spent)
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[str | ModelResponse]:
-        body = self.body(request)
+        settings = self.settings(request)
+        body = self._body(request, settings)
         if body is None:
             async for piece in self.litellm().stream(request):
                 yield piece
             return
         body.update(stream=True, stream_options={"include_usage": True})
-        stream = await self._create(body)
-        async for piece in relay_stream(self.name, stream, stream.close):
+        stream, spent = await self._create(request, settings, body)
+        async for piece in relay_stream(self.name, stream, stream.close, request, spent):
             yield piece
 
     async def aclose(self) -> None:
@@ -299,3 +322,13 @@ class OpenAIModel(ProviderModel):
         client = self._clients.pop(asyncio.get_running_loop(), None)
         if client is not None:
             await client.close()
+
+
+def _failed(model: str, error: BaseException) -> ModelError:
+    """The :class:`ModelError` of a failed call: the server's own message, when it sent one."""
+    from oracle_core.models.openai_http import APIStatusError
+
+    if isinstance(error, APIStatusError):
+        detail = error.body.get("message") if isinstance(error.body, dict) else None
+        return call_failed(model, error, detail or error.message)
+    return call_failed(model, error)

@@ -18,6 +18,7 @@ model, before any middleware sees a call and again for a call a middleware repla
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
@@ -31,6 +32,8 @@ from oracle_core.errors import (
     ThreadConflictError,
     ThreadWaitingError,
 )
+from oracle_core.models.base import EmptyReplyError
+from oracle_core.models.retries import spent_on
 from oracle_core.run.deps import RunDeps
 from oracle_core.run.executor import cap, error_result, over
 from oracle_core.run.gated import GatedCalls
@@ -158,6 +161,7 @@ class Run:
             [o.to_json() for o in state.waiting],
             list(state.client_calls),
             output=output_value(state),
+            truncated=state.truncated and record.status == "completed",
         )
 
     async def _opened(self) -> AsyncIterator[Event]:
@@ -238,11 +242,15 @@ class Run:
                 deps.requests.token_split(request, state.message_tokens),
             )
             outcome: tuple[ModelResponse, frozenset[str]] | None = None
-            async for item in self._model_call(request):
-                if isinstance(item, TextDelta):
-                    yield item
-                else:
-                    outcome = item
+            try:
+                async for item in self._model_call(request):
+                    if isinstance(item, TextDelta):
+                        yield item
+                    else:
+                        outcome = item
+            except OracleError as error:  # a failed call's abandoned attempts still count
+                record.usage = record.usage + spent_on(error)
+                raise
             assert outcome is not None
             response, sent = outcome
             record.steps = step
@@ -251,6 +259,10 @@ class Run:
             assistant = capped_reply(response.message, deps.limits.max_text_bytes)
             calls = response.tool_calls  # as the model sent them; the executor checks sizes
             if not calls:  # the final answer, checked against a wanted output (run/output.py)
+                if response.empty:
+                    yield UsageEvent(step, response.usage)
+                    raise EmptyReplyError(request.model or deps.model.name, response.finish_reason)
+                state.truncated = response.truncated
                 done = await final_answer(deps, state, assistant)
                 yield UsageEvent(step, response.usage)
                 if done:
@@ -262,11 +274,16 @@ class Run:
                 yield ToolCallEvent(call["id"], call_name(call), call_arguments(call))
             # The gate's rule, checked here against what really went to the provider.
             allowed = deps.requests.gate.shown(chosen, sent)
-            handed = [c for c in calls if call_name(c) in client and call_name(c) in allowed]
+            cut_off = frozenset(response.cut_off)  # answered here: never handed, never run
+            handed = [
+                c
+                for c in calls
+                if call_name(c) in client and call_name(c) in allowed and c["id"] not in cut_off
+            ]
             if handed:  # the caller runs these: they stay unanswered in the thread
                 calls = [c for c in calls if not any(c is h for h in handed)]
             await deps.guards.before_tools(state, calls)
-            results, loads = await self.run_tools(calls, allowed)
+            results, loads = await self.run_tools(calls, allowed, cut_off)
             await deps.guards.after_tools(state, results)
             async for event in finish_step(deps, state, results, loads):
                 yield event
@@ -351,12 +368,17 @@ class Run:
                 task.cancel()
 
     async def run_tools(
-        self, calls: list[dict[str, Any]], allowed: Shown
+        self,
+        calls: list[dict[str, Any]],
+        allowed: Shown,
+        cut_off: frozenset[str] = frozenset(),
     ) -> tuple[list[ToolResult], tuple[str, ...]]:
         """Run one response's calls; returns their results and the plugins they loaded.
 
         Each call is checked against ``allowed`` and runs through the middleware, bounded by
         the run's time limit; a resumed run's first step runs calls again through it too.
+        A call in ``cut_off`` (the reply ended inside its arguments) never runs: its result
+        tells the model so (:data:`CUT_OFF`).
         """
         deps = self.deps
         capabilities = deps.executor.capabilities.state(self.state.loaded)
@@ -374,6 +396,8 @@ class Run:
                 loaded=capabilities.loaded,
                 user_id=self.state.user_id,
             )
+            if call.id in cut_off:
+                return gated.answer(call, error_result(call, CUT_OFF))
             try:
                 async with asyncio.timeout(self._remaining()):
                     result = await gated.run(call)
@@ -402,6 +426,14 @@ class Run:
         )
 
 
+CUT_OFF = (
+    "the call was cut off before its arguments were complete (the reply reached the model's "
+    "output limit, or the connection broke); nothing ran: send the call again, with shorter "
+    "arguments if they were long"
+)
+"""What a call whose arguments the reply ended inside of answers (it never runs)."""
+
+
 HANDED_OVER = "handed_over"
 """The message of a cancellation that hands the run over (``task.cancel(HANDED_OVER)``): a
 stopping server's runs are saved as still ``running``, their thread's lease given back, so
@@ -425,8 +457,7 @@ def _handed(call: Mapping[str, Any]) -> dict[str, Any]:
 
 def clean_response(response: ModelResponse) -> ModelResponse:
     """``response`` with every string of its message cleaned (lone surrogates replaced)."""
-    message = clean_json(dict(response.message))
-    return ModelResponse(message, response.usage)
+    return dataclasses.replace(response, message=clean_json(dict(response.message)))
 
 
 def unanswered(state: RunState, error: BaseException | None = None) -> list[Message]:
@@ -436,11 +467,12 @@ def unanswered(state: RunState, error: BaseException | None = None) -> list[Mess
 
     A run a limit stopped (``error``, a :class:`RunLimitError`) answers the calls it left
     open, each saying why it did not run; stopped after a model call whose response it did
-    not keep (a usage limit), it closes its turn with the marker all the same."""
+    not keep (a usage limit), it closes its turn with the marker all the same. So does a run
+    whose model replied with nothing (:class:`EmptyReplyError`): there is no answer to keep."""
     if isinstance(error, RunLimitError):
         if results := interrupted_results(state.messages, str(error)):
             return results
-    elif state.record.steps:
+    elif state.record.steps and not isinstance(error, EmptyReplyError):
         return []
     if not state.messages or state.messages[-1].get("role") != "user":
         return []

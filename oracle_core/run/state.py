@@ -41,6 +41,7 @@ class RunState:
         message_tokens: their sum.
         loaded: the thread's loaded plugins.
         answer: the final answer, once there is one.
+        truncated: the model's output limit cut the final answer short.
         deadline: when the run's time is up (event loop time).
         started: whether ``run_started`` was yielded.
         operations: the thread has an operation (the request shows ``get_operation``).
@@ -65,6 +66,7 @@ class RunState:
     message_tokens: int = 0
     loaded: list[str] = field(default_factory=list)
     answer: str = ""
+    truncated: bool = False
     deadline: float = 0.0
     started: bool = False
     operations: bool = False

@@ -204,8 +204,14 @@ def _message(text: str, status: str = "completed") -> dict[str, Any]:
 def _response(
     body: ResponsesRequest, thread_id: str, finished: RunFinished | RunResult, stored: bool
 ) -> dict[str, Any]:
-    """The ``response`` object of a finished run."""
+    """The ``response`` object of a finished run: ``incomplete`` when it waits for a person
+    (the reason is the wait) or its answer was cut at the model's output limit
+    (``max_output_tokens``, as OpenAI says)."""
     waiting = finished.status in PERSON_WAITS
+    truncated = finished.truncated and not waiting
+    incomplete = {"reason": finished.status} if waiting else None
+    if truncated:
+        incomplete = {"reason": "max_output_tokens"}
     waits = [
         o if isinstance(o, Operation) else Operation.from_record(o) for o in finished.operations
     ]
@@ -213,8 +219,8 @@ def _response(
         "id": response_id(thread_id, finished.run_id),
         "object": "response",
         "created_at": int(time.time()),
-        "status": "incomplete" if waiting else "completed",
-        "incomplete_details": {"reason": finished.status} if waiting else None,
+        "status": "incomplete" if incomplete else "completed",
+        "incomplete_details": incomplete,
         "error": None,
         "model": body.model,
         "output": _output(finished),

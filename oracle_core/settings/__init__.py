@@ -10,6 +10,13 @@ from pathlib import Path
 from typing import Any
 
 from oracle_core.errors import ConfigError
+from oracle_core.settings.model_tables import (
+    EVERY_MODEL,
+    ModelCallSettings,
+    env_defaults,
+    merged,
+    read_model_tables,
+)
 from oracle_core.settings.plugin_tables import plain_plugin_config, plugin_overrides
 from oracle_core.settings.reading import (
     ENVIRONMENT,
@@ -166,6 +173,13 @@ class Settings:
             ``interrupted``.
         resume_concurrency: ``ORACLE_RESUME_CONCURRENCY``, cut-off runs one process
             resumes at once (default 4; each holds a run's model and tool calls).
+        model_timeout: ``ORACLE_MODEL_TIMEOUT``, seconds one attempt of a model call may
+            take, for every model without a ``timeout`` of its own (see
+            :meth:`model_call_settings`; ``None``: the model's default, 120).
+        model_retries: ``ORACLE_MODEL_RETRIES``, retries of a model call that failed in a way
+            that may pass (``None``: the model's default, 2).
+        max_tokens: ``ORACLE_MAX_TOKENS``, the most tokens one reply may have (``None``: the
+            model's default, 4096).
     """
 
     home: Path = field(default_factory=default_home)
@@ -189,6 +203,9 @@ class Settings:
     resume_runs: bool = True
     resume_max_age: float = DEFAULT_RESUME_MAX_AGE
     resume_concurrency: int = 4
+    model_timeout: float | None = None
+    model_retries: int | None = None
+    max_tokens: int | None = None
     env: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
@@ -198,6 +215,7 @@ class Settings:
         # Checked now, so a typo fails every command, not only the first model call.
         env_choice(env, "ORACLE_MODEL_CLIENT", MODEL_CLIENTS, "auto")
         home = env.get("ORACLE_HOME")
+        calls = env_defaults(env)
         values: dict[str, Any] = {
             "home": Path(home).expanduser() if home else default_home(),
             "model": env.get("ORACLE_MODEL") or None,
@@ -253,6 +271,9 @@ class Settings:
             "resume_concurrency": env_number(
                 env, "ORACLE_RESUME_CONCURRENCY", int, 4, minimum=1, unit="runs"
             ),
+            "model_timeout": calls.get("timeout"),
+            "model_retries": calls.get("retries"),
+            "max_tokens": calls.get("max_tokens"),
             "env": env,
         }
         values.update({k: v for k, v in overrides.items() if v is not None})
@@ -291,6 +312,7 @@ class Settings:
             ConfigError: naming the file, the line and the key at fault.
         """
         self._config  # noqa: B018 (read for its check)
+        self._model_tables  # noqa: B018 (every [models.<name>] value is checked too)
 
     def configured_plugins(self) -> list[str]:
         """The plugins that have a ``[plugins.<name>]`` table in ``oracle.toml``, in file order."""
@@ -380,6 +402,36 @@ class Settings:
             ConfigError: ``[aliases]`` is malformed (see :meth:`model_aliases`).
         """
         return self.model_aliases().get(model, model)
+
+    @cached_property
+    def _model_tables(self) -> dict[str, dict[str, Any]]:
+        return read_model_tables(
+            self._config.get("models", {}), self.config_path, self.resolve_model
+        )
+
+    def model_call_settings(self, model: str | None = None) -> ModelCallSettings:
+        """The model-call settings of ``model`` (a model string or an alias; ``None``: the
+        defaults of every model), merged from where they may be set
+        (:mod:`oracle_core.settings.model_tables`): its ``[models."<model>"]`` table of
+        ``oracle.toml``, then :attr:`model_timeout`, :attr:`model_retries` and
+        :attr:`max_tokens`, then ``[models."*"]``. A run's own model options win over all
+        of them, call by call.
+
+        Raises:
+            ConfigError: a ``[models.<name>]`` table with an unknown key or a bad value,
+                naming the file, the line, the table, the key and what would fit.
+        """
+        name = EVERY_MODEL if model is None else self.resolve_model(model)
+        variables = {
+            key: value
+            for key, value in (
+                ("timeout", self.model_timeout),
+                ("retries", self.model_retries),
+                ("max_tokens", self.max_tokens),
+            )
+            if value is not None
+        }
+        return merged(name, self._model_tables, variables)
 
     def approvals_config(self) -> Any:
         """The ``[approvals]`` table of ``oracle.toml`` as written (``{}`` when there is none).

@@ -26,7 +26,7 @@ FLAG_TRUE = ("1", "true", "yes", "on")
 FLAG_FALSE = ("", "0", "false", "no", "off")
 """The values that leave a switch off (any case; unset is off too)."""
 
-TABLES_OF_TABLES = ("plugins", "mcp")
+TABLES_OF_TABLES = ("plugins", "mcp", "models")
 """Top-level keys of ``oracle.toml`` whose every entry is a table (``[plugins.<name>]``)."""
 
 TABLES = ("surface", "approvals", "sync_tools", "budgets", "aliases")
@@ -231,7 +231,10 @@ def _check_shape(path: Path, text: str, data: dict[str, Any]) -> None:
         for entry, value in section.items():
             if not isinstance(value, dict):
                 key = f"{name}.{entry}"
-                raise _bad_key(path, text, key, value, f"a table ([{key}])")
+                expected = f"a table ([{key}])"
+                if name == "models":  # [models] timeout = 300: meant for every model
+                    expected += f'; a setting of every model goes in [models."*"] ({entry} = ...)'
+                raise _bad_key(path, text, key, value, expected)
 
 
 def bad_config_value(path: Path, key: str, value: Any, expected: str) -> ConfigError:

@@ -27,6 +27,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Self
 
 from oracle_core.models.base import Model, ModelError, assistant_message
+from oracle_core.models.completions import CALL_SETTINGS, DEFAULT_MAX_TOKENS, wire_messages
 from oracle_core.testing.script import Reply, ReplyQueue, SeenRequest
 from oracle_core.values.messages import ModelRequest, ModelResponse
 
@@ -47,8 +48,7 @@ CLIENT_OPTIONS = frozenset(
         "extra_headers",
         "max_retries",
         "metadata",
-        "num_retries",
-        "timeout",
+        *CALL_SETTINGS,  # timeout, num_retries, retry_on
     }
 )
 """Model options that configure the client (litellm) and never reach the request body."""
@@ -304,11 +304,15 @@ class ScriptedModel(ScriptedModelBase):
         """The OpenAI chat completions body sent for ``request``, as JSON would carry it."""
         options = {**self.options, **request.options}
         extra_body = options.pop("extra_body", None) or {}
+        # As both client paths do (ProviderModel.settings): a limit unless one is set.
+        if "max_tokens" not in options and options.get("max_completion_tokens") is None:
+            options["max_tokens"] = DEFAULT_MAX_TOKENS
         body: dict[str, Any] = {
             # litellm sends the model without its provider prefix ("openai/..."), and leaves
-            # out what is None (an assistant message's content when it only calls tools).
+            # out what is None; an assistant message that only calls tools carries
+            # ``"content": ""``, as both client paths send it (wire_messages).
             "model": (request.model or self.name).split("/", 1)[-1],
-            "messages": [_without_none(message) for message in request.openai_messages()],
+            "messages": [_without_none(message) for message in wire_messages(request)],
             **_without_none(
                 {key: value for key, value in options.items() if key not in CLIENT_OPTIONS}
             ),
@@ -346,6 +350,11 @@ class ScriptedModel(ScriptedModelBase):
             self.body(request, stream=stream), {**headers, CALL_HEADER: self._tag(request)}
         )
         reply = self._replies.answer(seen)
+        if reply.exchange is not None:
+            raise TypeError(
+                "a replayed HTTP exchange (Reply.replay) needs the HTTP server: use "
+                "HTTPScriptedModel (the oracle_http_model fixture) or FakeOpenAI"
+            )
         if reply.hold is not None:
             await asyncio.to_thread(reply.hold.wait, 30)
         if reply.failed:

@@ -159,7 +159,9 @@ class RunFinished(Event):
     ``to_json()``); it is empty for every other status. ``client_calls`` lists the calls of
     client tools a ``waiting_for_client`` run hands back (OpenAI ``tool_calls`` entries).
     ``output`` is the parsed JSON of a completed run that was given an output schema (its
-    ``answer`` is that JSON's text); ``None`` otherwise.
+    ``answer`` is that JSON's text); ``None`` otherwise. ``truncated``: the model's output
+    limit (``max_tokens``) cut the answer short (``finish_reason: "length"``): the run
+    completed, but its answer is not whole.
     """
 
     type: ClassVar[str] = "done"
@@ -171,3 +173,4 @@ class RunFinished(Event):
     operations: list[dict[str, Any]] = field(default_factory=list)
     client_calls: list[dict[str, Any]] = field(default_factory=list)
     output: Any = None
+    truncated: bool = False

@@ -54,10 +54,19 @@ def function_definition(name: str, description: str, parameters: Any) -> dict[st
 
 @dataclass(frozen=True)
 class Usage:
-    """Token use reported by the provider for one model call (or summed over several)."""
+    """Token use of one model call (or summed over several).
+
+    Attributes:
+        prompt_tokens: tokens the model read.
+        completion_tokens: tokens it wrote.
+        estimated: some of the figures are the oracle's own count, not the provider's: the
+            provider reported no usage, or an attempt was abandoned (a timeout, a 5xx) and
+            its prompt counted. A sum is estimated when any part of it is.
+    """
 
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    estimated: bool = False
 
     @property
     def total_tokens(self) -> int:
@@ -68,15 +77,31 @@ class Usage:
         return Usage(
             self.prompt_tokens + other.prompt_tokens,
             self.completion_tokens + other.completion_tokens,
+            self.estimated or other.estimated,
         )
 
-    def as_dict(self) -> dict[str, int]:
-        """The usage as JSON-ready numbers."""
-        return {
+    def as_dict(self) -> dict[str, Any]:
+        """The usage as JSON-ready numbers; ``"estimated": true`` only when it is one (so the
+        shape of a provider's figures stays OpenAI's)."""
+        data: dict[str, Any] = {
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
             "total_tokens": self.total_tokens,
         }
+        if self.estimated:
+            data["estimated"] = True
+        return data
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any] | None) -> Usage:
+        """The usage :meth:`as_dict` wrote (rows saved before ``estimated`` read as reported)."""
+        if not isinstance(data, Mapping):
+            return cls()
+        return cls(
+            int(data.get("prompt_tokens") or 0),
+            int(data.get("completion_tokens") or 0),
+            data.get("estimated") is True,
+        )
 
 
 @dataclass(frozen=True)
@@ -136,12 +161,28 @@ class ModelRequest:
         return [t.openai_schema() for t in self.tools]
 
 
+FINISH_LENGTH = "length"
+"""The ``finish_reason`` of a reply the model's output limit (``max_tokens``) cut short."""
+
+
 @dataclass(frozen=True)
 class ModelResponse:
-    """What the model answered: an assistant message (text and/or tool calls) and usage."""
+    """What the model answered: an assistant message (text and/or tool calls) and usage.
+
+    Attributes:
+        message: the assistant message (OpenAI format).
+        usage: its token use (``usage.estimated`` when the provider reported none).
+        finish_reason: why the model stopped, as the provider said (``stop``,
+            ``tool_calls``, ``length``...); ``None`` when it did not say.
+        cut_off: the ids of tool calls whose arguments the reply ended in the middle of
+            (the output limit, or a stream that broke): they are answered with an error
+            saying so, never run.
+    """
 
     message: Mapping[str, Any]
     usage: Usage = field(default_factory=lambda: Usage())
+    finish_reason: str | None = None
+    cut_off: tuple[str, ...] = ()
 
     @property
     def tool_calls(self) -> list[dict[str, Any]]:
@@ -152,6 +193,16 @@ class ModelResponse:
     def text(self) -> str:
         """The text of the assistant message ("" when it has none)."""
         return str(self.message.get("content") or "")
+
+    @property
+    def truncated(self) -> bool:
+        """Whether the model's output limit cut the reply short (``finish_reason: length``)."""
+        return self.finish_reason == FINISH_LENGTH
+
+    @property
+    def empty(self) -> bool:
+        """Whether the reply has neither text (beyond white space) nor tool calls."""
+        return not self.text.strip() and not self.tool_calls
 
 
 @dataclass(frozen=True)

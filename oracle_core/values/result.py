@@ -30,6 +30,8 @@ class RunResult:
             "arguments"}}``); continue the run with ``tool_results`` answering each id.
         output: for a completed run given an output schema, the parsed answer: an instance
             of the pydantic model it was given, else the JSON value; ``None`` otherwise.
+        truncated: the model's output limit (``max_tokens``) cut the answer short
+            (``finish_reason: "length"``); the run completed, but its answer is not whole.
     """
 
     run_id: str
@@ -42,6 +44,7 @@ class RunResult:
     operations: list[Operation] = field(default_factory=list)
     client_calls: list[dict[str, Any]] = field(default_factory=list)
     output: Any = None
+    truncated: bool = False
 
     @classmethod
     def from_events(
@@ -69,6 +72,7 @@ class RunResult:
             [Operation.from_record(o) for o in done.operations],
             [dict(c) for c in done.client_calls],
             _output(done.output, output),
+            done.truncated,
         )
 
     @property
@@ -94,6 +98,7 @@ class RunResult:
             "operations": [o.to_json() for o in self.operations],
             "client_calls": list(self.client_calls),
             "output": _json(self.output),
+            "truncated": self.truncated,
             "events": [e.to_json() for e in self.events],
         }
 

@@ -8,7 +8,10 @@ a model call of one ends the run as ``waiting_for_client`` with the call handed 
 the results (``oracle.run(thread_id, tool_results={call_id: text})``).
 
 ``model_options`` are passed to every model call of the run (``temperature``, ``top_p``,
-``max_tokens``, ``stop``, ``seed``, ``response_format``, ``tool_choice``, ...).
+``max_tokens``, ``stop``, ``seed``, ``response_format``, ``tool_choice``, ...). Three of them
+set how each call is made and are not sent: ``timeout`` (seconds an attempt may take),
+``num_retries`` and ``retry_on``. Each wins, for this run, over the operator's
+``[models."<model>"]`` settings and the environment (docs/models.md).
 
 ``output`` is the JSON the final answer must be (:class:`~oracle_core.OutputSchema`): the
 model is asked for it with its ``response_format`` and the run checks the answer.
@@ -55,7 +58,8 @@ class RunOptions:
 
     Attributes:
         client_tools: tools the caller runs (see the module docstring).
-        model_options: keyword options passed to every model call of the run.
+        model_options: keyword options passed to every model call of the run (``timeout``,
+            ``num_retries`` and ``retry_on`` set how they are made and are not sent).
         output: the JSON the final answer must be, if any (see :meth:`for_run`).
         limits: usage limits of this run alone (``max_requests`` to ``max_cost``; the
             other fields are not read); each tightens the oracle's own, never loosens it.

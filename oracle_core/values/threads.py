@@ -82,10 +82,9 @@ class RunRecord:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> RunRecord:
         """Rebuild a record saved with :meth:`to_json`."""
-        usage = data.get("usage") or {}
         return cls(
             **{k: v for k, v in data.items() if k != "usage"},
-            usage=Usage(usage.get("prompt_tokens", 0), usage.get("completion_tokens", 0)),
+            usage=Usage.from_dict(data.get("usage")),
         )
 
 

@@ -207,7 +207,7 @@ def outcome_result(operation: Operation) -> RunResult:
         operation.thread_id,
         str(saved.get("status") or "completed"),
         str(saved.get("answer") or ""),
-        Usage(int(usage.get("prompt_tokens", 0)), int(usage.get("completion_tokens", 0))),
+        Usage.from_dict(usage),
         saved.get("error"),
         [],
         [Operation.from_record(o) for o in saved.get("operations") or []],

@@ -1,0 +1,281 @@
+"""The OpenAI chat completions shape on the wire: the messages sent, the replies read.
+
+litellm and the openai SDK answer with objects of the same shape (``choices[0].message``,
+streamed ``choices[0].delta`` pieces, ``usage``), so both client paths turn them into a
+:class:`ModelResponse` with this code and report the same message, tool calls, finish reason
+and usage. The reading is tolerant: servers that call themselves OpenAI-compatible differ
+(llama.cpp repeats a tool's name in every streamed piece; ids come late or never; usage may be
+missing), and a reply of any shape is read without raising.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from oracle_core.models.base import assistant_message
+from oracle_core.models.estimate import estimated_usage
+from oracle_core.values.messages import (
+    FINISH_LENGTH,
+    Message,
+    ModelRequest,
+    ModelResponse,
+    Usage,
+)
+
+__all__ = ["StreamAssembler", "reported", "response_from", "usage_from", "wire_messages"]
+
+
+def usage_from(raw: Any) -> Usage:
+    """The :class:`Usage` of a response's or chunk's ``usage`` (an object or a dict)."""
+    return Usage(_count(_field(raw, "prompt_tokens")), _count(_field(raw, "completion_tokens")))
+
+
+def reported(raw: Any) -> bool:
+    """Whether ``raw`` (a ``usage`` field) reports any tokens: a server that sends none, or
+    only zeros (no real call reads nothing), reported nothing."""
+    return usage_from(raw).total_tokens > 0
+
+
+def response_from(completion: Any, request: ModelRequest | None = None) -> ModelResponse:
+    """The :class:`ModelResponse` of a whole (non-streamed) chat completion.
+
+    Without usage from the server, the usage is estimated from ``request`` and the reply
+    (:mod:`oracle_core.models.estimate`), marked ``estimated``.
+    """
+    choice = _first(_field(completion, "choices"))
+    message = _field(choice, "message")
+    answer = StreamAssembler(request)
+    answer.add_usage(_field(completion, "usage"))
+    answer.add_finish(_field(choice, "finish_reason"))
+    for index, call in enumerate(_items(_field(message, "tool_calls"))):
+        answer.add_call(index, call)
+    answer.add_text(_field(message, "content"))
+    return answer.response()
+
+
+def wire_messages(request: ModelRequest) -> list[Message]:
+    """The messages of ``request`` as both client paths send them.
+
+    An assistant message without text (one that only calls tools) carries ``"content": ""``:
+    OpenAI's types and API take ``""`` as well as a missing key or ``null``, but llama.cpp's
+    function-calling templates fail on the missing key and on ``null`` (HTTP 500), so ``""`` is
+    the one shape every OpenAI-compatible server accepts. litellm reshapes it per provider
+    where another shape is needed (Anthropic and Bedrock drop the empty text block).
+    """
+    messages = request.openai_messages()
+    for index, message in enumerate(messages):
+        if message.get("role") == "assistant" and message.get("content") is None:
+            messages[index] = {**message, "content": ""}
+    return messages
+
+
+class StreamAssembler:
+    """Collects streamed chunks into the whole answer, whatever a server's quirks.
+
+    Feed each chunk to :meth:`add`, which returns its text piece (if any); :meth:`response`
+    is the assembled :class:`ModelResponse`: tool calls merged by index (see
+    :class:`_CallPieces` for names, ids and wrong types), the last usage reported (else an
+    estimate from ``request``), the finish reason, and the calls the stream ended in the
+    middle of. A chunk of any shape is read without raising.
+
+    Args:
+        request: the request answered, to estimate the usage from when the server reports
+            none (``None``: zero usage).
+    """
+
+    def __init__(self, request: ModelRequest | None = None) -> None:
+        self._request = request
+        self._text: list[str] = []
+        self._calls: dict[int, _CallPieces] = {}
+        self._last: int | None = None  # the key of the call a piece without index continues
+        self._usage: Usage | None = None
+        self._finish: str | None = None
+        self._broken = False
+
+    def add(self, chunk: Any) -> str | None:
+        """Take one chunk; return its text piece, or ``None`` when it has none."""
+        self.add_usage(_field(chunk, "usage"))
+        choice = _first(_field(chunk, "choices"))
+        self.add_finish(_field(choice, "finish_reason"))
+        delta = _field(choice, "delta")
+        for piece in _items(_field(delta, "tool_calls")):
+            self.add_call(_field(piece, "index"), piece)
+        return self.add_text(_field(delta, "content"))
+
+    def add_usage(self, raw: Any) -> None:
+        """Take a ``usage`` field (one that reports nothing is left out)."""
+        if reported(raw):
+            self._usage = usage_from(raw)
+
+    def add_finish(self, reason: Any) -> None:
+        """Take a choice's ``finish_reason`` (the last one given counts)."""
+        if isinstance(reason, str) and reason:
+            self._finish = reason
+
+    def add_text(self, content: Any) -> str | None:
+        """Take a piece of the message's text; returns it, or ``None`` when it is empty."""
+        text = _text(content)
+        if text:
+            self._text.append(text)
+            return text
+        return None
+
+    def add_call(self, index: Any, piece: Any) -> None:
+        """Take a piece of the tool call at ``index``.
+
+        A piece without a usable index continues the last call, unless it brings an id of
+        its own (a server that numbers nothing sends each call whole, with its id).
+        """
+        key = index if type(index) is int else self._key_without_index(piece)
+        self._calls.setdefault(key, _CallPieces()).add(piece)
+        self._last = key
+
+    def _key_without_index(self, piece: Any) -> int:
+        if self._last is None:
+            return 0
+        call_id = _field(piece, "id")
+        current = self._calls[self._last].id
+        if isinstance(call_id, str) and call_id and current and call_id != current:
+            return max(self._calls) + 1
+        return self._last
+
+    def drop_usage(self) -> None:
+        """Forget the usage read so far: it was not the server's (litellm's own count of a
+        stream the server sent no usage with), so :meth:`response` estimates it."""
+        self._usage = None
+
+    def cut(self) -> None:
+        """The stream broke: a call not complete by now is cut off (see :meth:`response`)."""
+        self._broken = True
+
+    @property
+    def calling(self) -> bool:
+        """Whether a tool call has begun."""
+        return bool(self._calls)
+
+    def response(self) -> ModelResponse:
+        """The whole answer streamed so far.
+
+        A call is cut off when the reply ended before its arguments were whole JSON: the
+        stream broke, or ended at the output limit (``length``) or without saying why.
+        """
+        tool_calls = [self._calls[i].call() for i in sorted(self._calls)]
+        ends_early = self._broken or self._finish in (None, FINISH_LENGTH)
+        cut_off = tuple(
+            call["id"]
+            for key, call in zip(sorted(self._calls), tool_calls, strict=True)
+            if ends_early and not self._calls[key].whole(self._broken)
+        )
+        message = assistant_message("".join(self._text) or None, tool_calls)
+        usage = self._usage
+        if usage is None:
+            usage = Usage() if self._request is None else estimated_usage(self._request, message)
+        return ModelResponse(message, usage, self._finish, cut_off)
+
+
+class _CallPieces:
+    """One tool call read from its pieces, whatever types a provider put in them.
+
+    The run loop and the gate take names, arguments and ids as strings; a provider (or a
+    hostile proxy) may send a number, a bool, null, a list or a dict in any field. Each
+    field becomes a string here, at the one place the reply is read, so nothing after it
+    has to guess. A name piece that is not a string keeps its text but is marked
+    (``<not a string: 5>``): a tool named ``5`` must not run from ``"name": 5``, and no tool
+    name can hold ``<``, so the gate refuses the call and tells the model what it sent.
+
+    A name is set once: a piece that repeats the whole name, or the name so far, adds
+    nothing (llama.cpp repeats the name in every piece of a streamed call), and one that
+    starts with the name so far replaces it (a server that resends the growing name);
+    anything else continues it (a name split over pieces). Arguments are joined as they
+    come. An id may come in any piece, or never: a call without one gets ``call_<hex>``.
+    """
+
+    def __init__(self) -> None:
+        self.id = ""
+        self.name = ""
+        self.arguments: list[str] = []
+
+    def add(self, piece: Any) -> None:
+        """Take one piece (an SDK object or a dict; anything else carries nothing)."""
+        call_id = _field(piece, "id")
+        if call_id is not None and call_id != "":
+            self.id = _text(call_id)
+        function = _field(piece, "function")
+        name = _field(function, "name")
+        if isinstance(name, str):
+            self._name(name)
+        elif name is not None:
+            self.name += f"<not a string: {_text(name)[:_SHOWN]}>"
+        self.arguments.append(_text(_field(function, "arguments")))
+
+    def _name(self, piece: str) -> None:
+        if piece == self.name or not piece:
+            return
+        if piece.startswith(self.name):  # the first piece, or the growing name resent
+            self.name = piece
+        else:
+            self.name += piece
+
+    def whole(self, broken: bool) -> bool:
+        """Whether the arguments so far are one whole JSON value. None at all are whole (a
+        call that takes no arguments) unless the stream broke: they may never have come."""
+        text = "".join(self.arguments)
+        if not text.strip():
+            return not broken
+        try:
+            json.loads(text)
+        except (ValueError, RecursionError):
+            return False
+        return True
+
+    def call(self) -> dict[str, Any]:
+        """The call in the OpenAI shape, every field a string (the same id every time)."""
+        if not self.id:
+            self.id = f"call_{uuid.uuid4().hex[:24]}"
+        function = {"name": self.name, "arguments": "".join(self.arguments)}
+        return {"id": self.id, "type": "function", "function": function}
+
+
+_SHOWN = 40
+"""How much of a name that is not a string its marked name shows."""
+
+
+def _field(value: Any, key: str) -> Any:
+    """``value[key]`` of a dict or ``value.key`` of an SDK object; ``None`` for anything else.
+
+    A method is not a field: ``"text".index`` must not read as a piece's ``index``.
+    """
+    if isinstance(value, Mapping):
+        return value.get(key)
+    found = getattr(value, key, None)
+    return None if callable(found) else found
+
+
+def _items(value: Any) -> Sequence[Any]:
+    """``value`` when it is a list of pieces; nothing otherwise."""
+    return value if isinstance(value, (list, tuple)) else ()
+
+
+def _first(value: Any) -> Any:
+    """The first of a list of choices, ``None`` when there is none."""
+    items = _items(value)
+    return items[0] if items else None
+
+
+def _text(value: Any) -> str:
+    """A wire value as text: strings as they are, null as nothing, the rest as JSON."""
+    if isinstance(value, str):
+        return value
+    if value is None:
+        return ""
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _count(value: Any) -> int:
+    """A token count: a non-negative number, else 0."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
+        return 0
+    return max(0, int(min(value, 2**62)))
