@@ -22,6 +22,13 @@ from oracle_core.plugins.installed import installed_plugins
 from oracle_core.store.memory import MemoryCheckpointer
 
 
+@pytest.fixture(autouse=True)
+def only_the_path_finder(monkeypatch: pytest.MonkeyPatch) -> None:
+    """As in a fresh process: an earlier test in this one may have left a finder that can
+    report distributions on ``sys.meta_path``, and then every start scans (tested below)."""
+    monkeypatch.setattr(installed, "_only_path_finder", lambda: True)
+
+
 def _names(site: SitePackages) -> list[str]:
     """The plugins a fresh oracle of ``site`` assembled (as a new process would see them)."""
     for module in site.modules:
@@ -126,3 +133,23 @@ def test_an_unwritable_cache_folder_still_finds_the_plugins(site: SitePackages) 
     found = installed_plugins([str(site.root)], blocked / "cache")
 
     assert [s.name for s in found] == ["oracle_plugin_alpha"]
+
+
+def test_another_finder_that_reports_distributions_means_a_scan_every_time(
+    site: SitePackages, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    class Finder:
+        def find_spec(self, *args: object) -> None:
+            return None
+
+        def find_distributions(self, *args: object) -> list[object]:
+            return []
+
+    monkeypatch.undo()  # the real check, with a finder of another kind on the path
+    monkeypatch.setattr(sys, "meta_path", [*sys.meta_path, Finder()])
+    site.add("oracle-plugin-alpha", plugin_code("alpha"))
+    folder = site.root / "home" / "cache"
+    installed_plugins([str(site.root)], folder)
+
+    monkeypatch.setattr(installed, "find_entry_points", lambda path=None: [])
+    assert installed_plugins([str(site.root)], folder) == []
