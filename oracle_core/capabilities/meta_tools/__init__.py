@@ -62,8 +62,15 @@ __all__ = [
     "search_results",
 ]
 
-_STRING_ARRAY = {"type": "array", "items": {"type": "string"}}
 
+def _strings(description: str) -> dict[str, Any]:
+    return {"type": "array", "items": {"type": "string"}, "description": description}
+
+
+# Every parameter carries a description: without one a weak model fills the parameter with
+# schema words ("items", "string", "name1"). The words are few because the three schemas
+# share a budget of 130 tokens; for the same reason ``list_capabilities`` does not advertise
+# ``page``: it still takes one, and every paged result names the call for its next page.
 META_TOOL_SCHEMAS: tuple[dict[str, Any], ...] = (
     {
         "type": "function",
@@ -72,7 +79,7 @@ META_TOOL_SCHEMAS: tuple[dict[str, Any], ...] = (
             "description": "List capabilities.",
             "parameters": {
                 "type": "object",
-                "properties": {"category": {"type": "string"}, "page": {"type": "integer"}},
+                "properties": {"category": {"type": "string", "description": "Category"}},
             },
         },
     },
@@ -80,16 +87,19 @@ META_TOOL_SCHEMAS: tuple[dict[str, Any], ...] = (
         "type": "function",
         "function": {
             "name": LOAD_CAPABILITY,
-            "description": "Load capabilities to get their tools.",
-            "parameters": {"type": "object", "properties": {"names": _STRING_ARRAY}},
+            "description": "Load capabilities.",
+            "parameters": {
+                "type": "object",
+                "properties": {"names": _strings("Capability names")},
+            },
         },
     },
     {
         "type": "function",
         "function": {
             "name": SEARCH_CAPABILITIES,
-            "description": "Find capabilities for tasks.",
-            "parameters": {"type": "object", "properties": {"queries": _STRING_ARRAY}},
+            "description": "Find capabilities.",
+            "parameters": {"type": "object", "properties": {"queries": _strings("Short tasks")}},
         },
     },
 )
@@ -125,7 +135,10 @@ GET_OPERATION_SCHEMA: dict[str, Any] = {
         "description": "Inspect or cancel an operation.",
         "parameters": {
             "type": "object",
-            "properties": {"id": {"type": "string"}, "cancel": {"type": "boolean"}},
+            "properties": {
+                "id": {"type": "string", "description": "Operation id"},
+                "cancel": {"type": "boolean", "description": "Cancel it"},
+            },
             "required": ["id"],
         },
     },
