@@ -10,6 +10,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import IO, Any
 
@@ -369,3 +370,28 @@ def follow_thread(
     follower.start()
     assert subscribed.wait(wait), "the follower never subscribed"
     return follower, events
+
+
+class LoopbackServer:
+    """An HTTP server on 127.0.0.1, serving in a thread of its own from :meth:`start`;
+    a subclass gives the request handler class (:meth:`handler`)."""
+
+    def start(self) -> None:
+        """Listen on a free port and serve until :meth:`close`."""
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self.handler())
+        self._server.daemon_threads = True
+        threading.Thread(target=self._server.serve_forever, args=(0.02,), daemon=True).start()
+
+    def handler(self) -> type[BaseHTTPRequestHandler]:
+        """The class that answers each request."""
+        raise NotImplementedError
+
+    @property
+    def url(self) -> str:
+        """The ``/v1`` base URL of the server."""
+        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+
+    def close(self) -> None:
+        """Stop serving and release the port."""
+        self._server.shutdown()
+        self._server.server_close()

@@ -15,12 +15,12 @@ import socket
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
 import pytest
-from support import ToolsPlugin
+from support import LoopbackServer, ToolsPlugin
 
 from oracle_core import MemoryCheckpointer, ModelRequest, Oracle, Settings, tool
 from oracle_core.models.completions import (
@@ -333,27 +333,20 @@ class Scripted:
     stall: bool = False  # answer nothing until the server closes
 
 
-class WireServer:
+class WireServer(LoopbackServer):
     """A chat completions server on 127.0.0.1 that answers exactly what it is scripted."""
 
     def __init__(self) -> None:
         self.script: list[Scripted] = []
         self.bodies: list[dict[str, Any]] = []
         self.closing = threading.Event()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self._server.daemon_threads = True
-        threading.Thread(target=self._server.serve_forever, args=(0.02,), daemon=True).start()
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+        self.start()
 
     def close(self) -> None:
         self.closing.set()
-        self._server.shutdown()
-        self._server.server_close()
+        super().close()
 
-    def _handler(self) -> type[BaseHTTPRequestHandler]:
+    def handler(self) -> type[BaseHTTPRequestHandler]:
         owner = self
 
         class Handler(BaseHTTPRequestHandler):

@@ -13,14 +13,13 @@ from __future__ import annotations
 
 import json
 import random
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
 import pytest
-from support import CodePlugin
+from support import CodePlugin, LoopbackServer
 
 from oracle_core import MemoryCheckpointer, Oracle, Settings
 from oracle_core.authoring.tools.tool import TOOL_NAME_PATTERN
@@ -40,24 +39,14 @@ WRONG = (
 )  # fmt: skip
 
 
-class StreamServer:
+class StreamServer(LoopbackServer):
     """Streams whatever chunks it is given, then ``[DONE]``; answers text once tools ran."""
 
     def __init__(self) -> None:
         self.chunks: list[Any] = []
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self._server.daemon_threads = True
-        threading.Thread(target=self._server.serve_forever, args=(0.02,), daemon=True).start()
+        self.start()
 
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
-
-    def close(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-
-    def _handler(self) -> type[BaseHTTPRequestHandler]:
+    def handler(self) -> type[BaseHTTPRequestHandler]:
         owner = self
 
         class Handler(BaseHTTPRequestHandler):
