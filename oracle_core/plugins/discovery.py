@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 import os
-from collections.abc import Iterable, Sequence
+import re
+import sys
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from importlib import metadata
+from importlib import machinery, metadata
+from pathlib import Path
 from typing import Any
 
 ENTRY_POINT_GROUP = "oracle.plugins"
@@ -64,37 +68,101 @@ def find_entry_points(path: Sequence[str] | None = None) -> list[PluginSource]:
 
     Only ``entry_points.txt`` is read for every distribution; the name and version are
     read from the ``METADATA`` headers of those that have an oracle plugin. (Reading each
-    distribution's whole ``METADATA`` first cost tens of milliseconds a command.)
+    distribution's whole ``METADATA`` first cost tens of milliseconds a command.) When
+    every folder on the path is a plain folder and only the standard path finder reports
+    distributions (the usual case), the metadata folders are listed and read directly,
+    in the order :mod:`importlib.metadata` finds them, without its objects (a tenth of a
+    millisecond a distribution, half a second at thousands of plugins).
 
     Args:
         path: folders to search instead of ``sys.path``.
     """
     found: dict[tuple[str, str], PluginSource] = {}
-    distributions = (
-        metadata.distributions(path=list(path)) if path is not None else metadata.distributions()
-    )
-    marker = f"[{ENTRY_POINT_GROUP}]"
-    for dist in distributions:
-        text = dist.read_text("entry_points.txt")
-        if not text or marker not in text:
-            continue
-        points = group_entry_points(text, ENTRY_POINT_GROUP)
-        if not points:
-            continue
-        name, version = _name_and_version(dist)
-        for entry_point in points:
-            found.setdefault(
-                (normalize(name), entry_point.name),
-                PluginSource(
-                    name=entry_point.name,
-                    distribution=name,
-                    version=version,
-                    value=entry_point.value,
-                    entry_point=entry_point,
-                    metadata_path=_metadata_file(dist),
-                ),
-            )
+    dirs = list(path) if path is not None else list(sys.path)
+    folders = _metadata_folders(dirs) if only_path_finder() else None
+    if folders is None:
+        for dist in metadata.distributions(path=dirs):
+            _add(found, dist.read_text, getattr(dist, "_path", None))
+    else:
+        for folder in folders:
+            _add(found, functools.partial(_read_text, folder), folder)
     return [found[key] for key in sorted(found)]
+
+
+def _add(
+    found: dict[tuple[str, str], PluginSource],
+    read: Callable[[str], str | None],
+    folder: Any,
+) -> None:
+    """Add the oracle plugins of the distribution whose metadata ``read`` reads (its
+    metadata folder is ``folder``, ``None`` when it has none) to ``found``, keeping the
+    first found for each name."""
+    text = read("entry_points.txt")
+    if not text or f"[{ENTRY_POINT_GROUP}]" not in text:
+        return
+    points = group_entry_points(text, ENTRY_POINT_GROUP)
+    if not points:
+        return
+    name, version = _name_and_version(read("METADATA") or read("PKG-INFO") or "")
+    for entry_point in points:
+        found.setdefault(
+            (normalize(name), entry_point.name),
+            PluginSource(
+                name=entry_point.name,
+                distribution=name,
+                version=version,
+                value=entry_point.value,
+                entry_point=entry_point,
+                metadata_path=_metadata_file(folder),
+            ),
+        )
+
+
+def only_path_finder() -> bool:
+    """Whether the standard path finder is the only one that reports distributions."""
+    return all(
+        finder is machinery.PathFinder or not hasattr(finder, "find_distributions")
+        for finder in sys.meta_path
+    )
+
+
+def _metadata_folders(dirs: Sequence[str]) -> list[str] | None:
+    """The ``.dist-info`` and ``.egg-info`` entries of the folders ``dirs``, in the order
+    :mod:`importlib.metadata` yields their distributions (folder by folder; in a folder,
+    grouped by normalized name in order of first appearance); ``None`` when a path entry
+    is a file (a zip) or an ``.egg``, which only :mod:`importlib.metadata` reads."""
+    found: list[str] = []
+    for root in dirs:
+        if os.path.basename(root).lower().endswith(".egg"):
+            return None
+        try:
+            children = os.listdir(root or ".")
+        except NotADirectoryError:
+            return None
+        except OSError:
+            continue  # absent or unreadable: importlib.metadata finds nothing there either
+        groups: dict[str, list[str]] = {}
+        for child in children:
+            low = child.lower()
+            if low.endswith((".dist-info", ".egg-info")):
+                name = _NAME_SEPARATORS.sub("_", low.rpartition(".")[0].partition("-")[0])
+                groups.setdefault(name, []).append(child)
+        found += [str(Path(root, child)) for group in groups.values() for child in group]
+    return found
+
+
+_NAME_SEPARATORS = re.compile(r"[-_.]+")
+"""Runs of the characters a distribution's name normalizes to ``_`` (as importlib's)."""
+
+
+def _read_text(folder: str, name: str) -> str | None:
+    """A metadata file's text, as ``importlib.metadata``'s ``read_text`` gives it (``None``
+    when the file is absent or unreadable)."""
+    try:
+        with open(os.path.join(folder, name), encoding="utf-8") as handle:
+            return handle.read()
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError):
+        return None
 
 
 def group_entry_points(text: str, group: str) -> list[metadata.EntryPoint]:
@@ -118,9 +186,8 @@ def group_entry_points(text: str, group: str) -> list[metadata.EntryPoint]:
     return found
 
 
-def _name_and_version(dist: metadata.Distribution) -> tuple[str, str | None]:
-    """``Name`` and ``Version`` from the headers of ``METADATA``, without its long body."""
-    text = dist.read_text("METADATA") or dist.read_text("PKG-INFO") or ""
+def _name_and_version(text: str) -> tuple[str, str | None]:
+    """``Name`` and ``Version`` from the headers of a ``METADATA`` text, not its long body."""
     headers: dict[str, str] = {}
     for line in text.splitlines():
         if not line.strip():
@@ -131,9 +198,8 @@ def _name_and_version(dist: metadata.Distribution) -> tuple[str, str | None]:
     return headers.get("Name") or "unknown", headers.get("Version")
 
 
-def _metadata_file(dist: metadata.Distribution) -> str | None:
+def _metadata_file(folder: Any) -> str | None:
     """The distribution's ``RECORD`` (rewritten by every install), else its ``METADATA``."""
-    folder = getattr(dist, "_path", None)  # PathDistribution's folder; no public accessor
     if folder is None:
         return None
     for name in ("RECORD", "METADATA", "PKG-INFO"):

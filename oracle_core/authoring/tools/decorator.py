@@ -8,12 +8,13 @@ argument docs and the schema wait until they are first needed.
 from __future__ import annotations
 
 import inspect
+import types
 from collections.abc import Callable, Sequence
 from typing import Any, overload
 
 from oracle_core.authoring.connections import check_connection_name
 from oracle_core.authoring.manifest import VISIBILITIES, Visibility
-from oracle_core.authoring.tools.docstrings import summary
+from oracle_core.authoring.tools.docstrings import docstring_summary, summary
 from oracle_core.authoring.tools.schema import Arguments
 from oracle_core.authoring.tools.tool import TOOL_NAME_PATTERN, ApprovalPredicate, Tool
 from oracle_core.errors import ToolDefinitionError
@@ -126,7 +127,7 @@ def _build_tool(
         raise ToolDefinitionError(f"{where}: background must be True or False")
     if not isinstance(idempotent, bool):
         raise ToolDefinitionError(f"{where}: idempotent must be True or False")
-    text = (description or summary(inspect.getdoc(fn) or "")).strip()
+    text = (description or _description(fn)).strip()
     if not text:
         raise ToolDefinitionError(
             f"{where}: has no description: add a docstring or pass @tool(description=...)"
@@ -146,6 +147,14 @@ def _build_tool(
         idempotent=idempotent,
         _arguments=Arguments(tool_name, where, function=fn),
     )
+
+
+def _description(fn: Callable[..., Any]) -> str:
+    """The description part of ``fn``'s docstring, as ``inspect.getdoc`` cleans it."""
+    doc = fn.__doc__ if type(fn) is types.FunctionType else None
+    if isinstance(doc, str):  # what getdoc cleans; read without cleaning all of it
+        return docstring_summary(doc)
+    return summary(inspect.getdoc(fn) or "")
 
 
 def _connection_names(connections: Sequence[str], where: str) -> tuple[str, ...]:

@@ -63,6 +63,8 @@ class Arguments:
         self._model = model
         self._error: ToolDefinitionError | None = None
         self._given = schema is not None
+        self._simple: bool | None = None
+        self._plain = False
 
     @property
     def parameters(self) -> tuple[Parameter, ...]:
@@ -103,7 +105,17 @@ class Arguments:
     @property
     def simple(self) -> bool:
         """Whether every parameter's type cannot fail to validate (no pydantic check needed)."""
-        return not self._given and all(_simple_schema(p.hint) is not None for p in self.parameters)
+        if self._simple is None:  # asked by prepare() and by the validator: read once
+            self._simple = not self._given and all(
+                _simple_schema(p.hint) is not None for p in self.parameters
+            )
+        return self._simple
+
+    @property
+    def plain(self) -> bool:
+        """Whether the schema built was written from simple types (see :attr:`simple`): then
+        it is plain JSON (strings, numbers, booleans, null) and holds no ``$ref``."""
+        return self._plain
 
     def schema(self) -> dict[str, Any]:
         """The JSON schema of the arguments (OpenAI function-calling format)."""
@@ -177,6 +189,7 @@ class Arguments:
     def _build_schema(self) -> dict[str, Any]:
         fast = _simple_object_schema(self.parameters)
         if fast is not None:
+            self._plain = self._simple = True  # every parameter is simple: none asked again
             return fast
         model = self._model if self._model is not None else self._build_model()
         self._model = model
@@ -238,7 +251,13 @@ def _simple_schema(hint: Any) -> dict[str, Any] | None:
     """
     if hint in _SIMPLE_TYPES:
         return {"type": _SIMPLE_TYPES[hint]}
-    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    kind = type(hint)
+    if kind is types.GenericAlias:  # list[...], dict[...]: what typing would say, read direct
+        origin, args = hint.__origin__, hint.__args__
+    elif kind is types.UnionType:
+        origin, args = types.UnionType, hint.__args__
+    else:
+        origin, args = typing.get_origin(hint), typing.get_args(hint)
     if origin is list and len(args) == 1:
         items = _simple_schema(args[0])
         return None if items is None else {"items": items, "type": "array"}

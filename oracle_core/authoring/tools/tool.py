@@ -233,6 +233,12 @@ def simple_parameters(tool: Tool) -> bool:
     return tool._arguments.simple
 
 
+def plain_schema(tool: Tool) -> bool:
+    """Whether ``tool``'s JSON schema, once built, was written from simple types (plain
+    JSON without ``$ref``: the validator need not encode it to check that)."""
+    return tool._arguments.plain
+
+
 def prime_schema(tool: Tool, parameters: Callable[[], Any]) -> None:
     """Give ``tool`` its JSON schema from the start-up cache instead of building it.
 

@@ -24,7 +24,7 @@ TOP_LEVEL_FORBIDDEN = ("anyOf", "oneOf", "allOf", "not", "enum")
 
 
 def function_schema_problems(
-    definition: Mapping[str, Any], *, meta_schema: bool = True
+    definition: Mapping[str, Any], *, meta_schema: bool = True, plain: bool = False
 ) -> list[str]:
     """Why OpenAI would refuse ``definition`` (a ``tools`` entry, as ``Tool.openai_schema()``).
 
@@ -33,15 +33,20 @@ def function_schema_problems(
         meta_schema: also validate ``parameters`` against the JSON Schema meta-schema. That
             takes milliseconds a tool, so assembly leaves it to ``check_plugin``; the other
             checks take microseconds.
+        plain: ``parameters`` is known to be plain JSON without ``$ref`` (a schema written
+            from simple types), and the rest of ``definition`` strings: it is not encoded
+            to check that (at thousands of tools, encoding is most of this check).
 
     Returns:
         One message per problem, each starting with the part at fault; empty when accepted.
     """
     problems: list[str] = []
-    try:
-        text = json.dumps(definition, allow_nan=False)
-    except (TypeError, ValueError) as error:
-        return [f"definition is not JSON: {error}"]
+    text = ""
+    if not plain:
+        try:
+            text = json.dumps(definition, allow_nan=False)
+        except (TypeError, ValueError) as error:
+            return [f"definition is not JSON: {error}"]
     if definition.get("type") != "function":
         problems.append(f'type is {definition.get("type")!r}; it must be "function"')
     function = definition.get("function")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from oracle_core.authoring.tools.tool import Tool, simple_parameters
+from oracle_core.authoring.tools.tool import Tool, plain_schema, simple_parameters
 from oracle_core.errors import PluginConflictError, ToolArgumentsError, ToolDefinitionError
 from oracle_core.plugins.registry import META_TOOL_NAMES
 from oracle_core.plugins.validate.function_schema import (
@@ -48,7 +48,9 @@ def tool_problems(
             continue
         errors += [
             Problem(f"{where}: {p}")
-            for p in function_schema_problems(tool.openai_schema(), meta_schema=False)
+            for p in function_schema_problems(
+                tool.openai_schema(), meta_schema=False, plain=plain_schema(tool)
+            )
         ]
         if not simple_parameters(tool):  # simple types always validate: no model to build
             try:
