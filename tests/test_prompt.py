@@ -191,6 +191,15 @@ def test_a_memo_that_cannot_be_written_still_counts(tmp_path: Path) -> None:
     )
 
 
+def test_a_memo_whose_home_does_not_exist_makes_nothing(tmp_path: Path) -> None:
+    home = tmp_path / "no-home"
+
+    assert CountMemo(home / "cache" / "counts.json").count("hello there") == count_tokens(
+        "hello there"
+    )
+    assert not home.exists()
+
+
 def test_the_memo_keeps_only_the_newest_counts(tmp_path: Path) -> None:
     path = tmp_path / "counts.json"
     memo = CountMemo(path)

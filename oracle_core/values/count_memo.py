@@ -8,7 +8,8 @@ keyed by the text's SHA-256: a start whose block is unchanged reads the count in
 
 The file holds digests and numbers only. Anything unreadable in it (a broken or foreign
 file, a value that is not a count) is ignored and the text counted again; a file that cannot
-be written is left as it is.
+be written is left as it is, and a missing folder above the file's own is never made (an
+oracle whose home does not exist writes nothing).
 """
 
 from __future__ import annotations
@@ -72,7 +73,8 @@ class CountMemo:
     def _write(self, counts: dict[str, int]) -> None:
         assert self.path is not None
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            # The cache folder, not its parents: a warning never makes an ORACLE_HOME.
+            self.path.parent.mkdir(exist_ok=True)
             handle, scratch = tempfile.mkstemp(dir=self.path.parent, suffix=".tmp")
         except OSError:
             return
