@@ -190,6 +190,14 @@ def test_the_step_limit_names_the_setting_that_raises_it(
     assert "Oracle(max_steps=...)" in result.stderr
 
 
+def as_from_a_shell() -> None:
+    """In the child, before exec: Ctrl-C deliverable, as a shell starts a command. A signal
+    ignored or blocked in this test process (by an earlier test of the same worker) would
+    be inherited across exec, and the child would never see the SIGINT sent."""
+    signal.pthread_sigmask(signal.SIG_SETMASK, set())
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.mark.slow
 def test_ctrl_c_exits_130_with_one_line(tmp_path: Path, fake_openai: FakeOpenAI) -> None:
     arrived, release = threading.Event(), threading.Event()
@@ -207,7 +215,7 @@ def test_ctrl_c_exits_130_with_one_line(tmp_path: Path, fake_openai: FakeOpenAI)
     child = subprocess.Popen(
         [sys.executable, "-m", "oracle_core", "ask", "hi"],
         env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        text=True,
+        text=True, preexec_fn=as_from_a_shell,
     )  # fmt: skip
     try:
         assert arrived.wait(60)

@@ -192,13 +192,14 @@ def test_a_hook_that_hangs_at_assembly_is_reported_and_the_rest_assembles(
             release.wait()
             return []
 
-    registry = assembled(tmp_path, Hangs("stuck"), Plain("fine", (pong,)), timeout=0.2)
+    # A second: the timeout bounds every plugin's hooks, and "fine"'s must pass under load.
+    registry = assembled(tmp_path, Hangs("stuck"), Plain("fine", (pong,)), timeout=1.0)
 
     assert list(registry.plugins) == ["fine"]
     [failure] = registry.failures
     assert isinstance(failure, PluginLoadError)
     assert failure.plugin == "stuck"
-    assert str(failure).startswith("hook oracle_tools did not return within 0.2 s")
+    assert str(failure).startswith("hook oracle_tools did not return within 1 s")
 
 
 def test_trace_plugins_prints_every_assembly_hook_call(
