@@ -36,6 +36,7 @@ __all__ = [
     "ProviderModel",
     "StreamAssembler",
     "call_failed",
+    "limit_output",
     "missing_key",
     "relay_stream",
     "reported",
@@ -118,6 +119,13 @@ class CallSettings:
     options: dict[str, Any]
 
 
+def limit_output(options: dict[str, Any]) -> None:
+    """Add ``max_tokens``: :data:`DEFAULT_MAX_TOKENS` to a call's ``options`` unless they set
+    ``max_tokens`` (even to ``None``: no limit) or ``max_completion_tokens``."""
+    if "max_tokens" not in options and options.get("max_completion_tokens") is None:
+        options["max_tokens"] = DEFAULT_MAX_TOKENS
+
+
 class ProviderModel(Model):
     """A model reached over the network: the settings every provider client takes.
 
@@ -174,8 +182,7 @@ class ProviderModel(Model):
         timeout = merged.pop("timeout", None)
         num_retries = merged.pop("num_retries", None)
         retry_on = merged.pop("retry_on", None)
-        if "max_tokens" not in merged and merged.get("max_completion_tokens") is None:
-            merged["max_tokens"] = DEFAULT_MAX_TOKENS
+        limit_output(merged)
         return CallSettings(
             self.timeout if timeout is None else float(timeout),
             self.num_retries if num_retries is None else int(num_retries),

@@ -13,21 +13,11 @@ from collections.abc import Awaitable, Callable, Collection
 from typing import TypeVar
 
 from oracle_core.errors import ConfigError, ModelError
+from oracle_core.settings.model_tables import RETRY_ON as RETRY_ON  # one list, read by both
 from oracle_core.values.messages import Usage
 
 T = TypeVar("T")
 
-RETRY_ON = frozenset({"timeout", "connection", "408", "409", "429", "5xx"})
-"""The failures a model call may be retried after, by name; every one by default.
-
-- ``timeout``: an attempt took longer than its ``timeout``;
-- ``connection``: the server could not be reached, or the connection broke before an answer;
-- ``408``, ``409``, ``429``: those HTTP statuses (request timeout, conflict, rate limit);
-- ``5xx``: any HTTP status from 500 up.
-
-Any other failure (a 400, a refused key, an unknown model) fails the same way again and is
-never retried.
-"""
 
 RETRY_DELAY = 0.5
 """Seconds before the first retry; each next one waits twice as long, at most :data:`MAX_DELAY`."""

@@ -27,7 +27,6 @@ import json
 import logging
 import os
 import sys
-import tempfile
 from collections.abc import Sequence
 from importlib import metadata
 from pathlib import Path
@@ -39,6 +38,7 @@ from oracle_core.plugins.discovery import (
     find_entry_points,
     only_path_finder,
 )
+from oracle_core.values.files import replace_text
 
 __all__ = ["installed_plugins", "path_state"]
 
@@ -149,10 +149,7 @@ def _write(file: Path, state: str, sources: Sequence[PluginSource]) -> None:
     data = {"format": SCAN_FORMAT, "state": state, "sources": rows}
     try:
         file.parent.mkdir(parents=True, exist_ok=True)
-        handle, scratch = tempfile.mkstemp(dir=file.parent, suffix=".tmp")
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            json.dump(data, out, separators=(",", ":"))
-        os.replace(scratch, file)
+        replace_text(file, json.dumps(data, separators=(",", ":")))
         for stale in file.parent.glob("entry-points-*.json"):
             if stale != file:  # another format or Python: never read again
                 stale.unlink(missing_ok=True)

@@ -43,8 +43,17 @@ EVERY_MODEL = "*"
 """The name of the table that holds the defaults of every model: ``[models."*"]``."""
 
 RETRY_ON = frozenset({"timeout", "connection", "408", "409", "429", "5xx"})
-"""The failures ``retry_on`` may name (the same names as
-:data:`oracle_core.models.completions.RETRY_ON`, which a test keeps equal)."""
+"""The failures a model call may be retried after (``retry_on``), by name; every one by
+default. The models read this list too (:mod:`oracle_core.models.retries`).
+
+- ``timeout``: an attempt took longer than its ``timeout``;
+- ``connection``: the server could not be reached, or the connection broke before an answer;
+- ``408``, ``409``, ``429``: those HTTP statuses (request timeout, conflict, rate limit);
+- ``5xx``: any HTTP status from 500 up.
+
+Any other failure (a 400, a refused key, an unknown model) fails the same way again and is
+never retried.
+"""
 
 KEYS: tuple[str, ...] = ("timeout", "retries", "retry_on", "max_tokens", "temperature")
 """The keys of a ``[models."<model>"]`` table."""

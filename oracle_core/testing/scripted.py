@@ -27,7 +27,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Self
 
 from oracle_core.models.base import Model, ModelError, assistant_message
-from oracle_core.models.completions import CALL_SETTINGS, DEFAULT_MAX_TOKENS, wire_messages
+from oracle_core.models.completions import CALL_SETTINGS, limit_output, wire_messages
 from oracle_core.testing.script import Reply, ReplyQueue, SeenRequest
 from oracle_core.values.messages import ModelRequest, ModelResponse
 
@@ -304,9 +304,7 @@ class ScriptedModel(ScriptedModelBase):
         """The OpenAI chat completions body sent for ``request``, as JSON would carry it."""
         options = {**self.options, **request.options}
         extra_body = options.pop("extra_body", None) or {}
-        # As both client paths do (ProviderModel.settings): a limit unless one is set.
-        if "max_tokens" not in options and options.get("max_completion_tokens") is None:
-            options["max_tokens"] = DEFAULT_MAX_TOKENS
+        limit_output(options)  # as both client paths do (ProviderModel.settings)
         body: dict[str, Any] = {
             # litellm sends the model without its provider prefix ("openai/..."), and leaves
             # out what is None; an assistant message that only calls tools carries

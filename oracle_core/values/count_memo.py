@@ -17,11 +17,10 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import os
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
+from oracle_core.values.files import replace_text
 from oracle_core.values.tokens import count_tokens
 
 KEEP = 16
@@ -72,16 +71,7 @@ class CountMemo:
 
     def _write(self, counts: dict[str, int]) -> None:
         assert self.path is not None
-        try:
-            # The cache folder, not its parents: a warning never makes an ORACLE_HOME.
+        # The cache folder, not its parents: a warning never makes an ORACLE_HOME.
+        with contextlib.suppress(OSError):
             self.path.parent.mkdir(exist_ok=True)
-            handle, scratch = tempfile.mkstemp(dir=self.path.parent, suffix=".tmp")
-        except OSError:
-            return
-        try:
-            with os.fdopen(handle, "w", encoding="utf-8") as out:
-                json.dump(counts, out)
-            os.replace(scratch, self.path)  # readers see the old file or the new one
-        except OSError:
-            with contextlib.suppress(OSError):
-                os.unlink(scratch)
+            replace_text(self.path, json.dumps(counts))
