@@ -120,12 +120,28 @@ def source_for_object(obj: Any) -> PluginSource:
     return PluginSource(name=str(name).rsplit(".", 1)[-1], value=str(getattr(obj, "__name__", "")))
 
 
+CHECK_EVERY = 64
+"""Plugins whose assembly hooks run between two checks of the core for patches. A change
+found is traced to its plugin by calling the hooks since the last clean check again, one
+plugin at a time, with a check after each: the usual start, where no plugin patches
+anything, pays one check for this many plugins instead of one for each."""
+
+
 @dataclass
 class _Batch:
     """Where a worker job that calls many plugins' hooks is, and whether it was abandoned."""
 
     index: int
     cancelled: bool = False
+    checked: int = 0
+    """Every plugin before this index had its hooks called with the core found unchanged after."""
+    careful_until: int = 0
+    """Plugins before this index are checked one by one (they are being called again)."""
+    skip: frozenset[int] = frozenset()
+    """Plugins whose hooks timed out: never called again."""
+    unexplained: dict[int, list[str]] = field(default_factory=dict)
+    """Changes found when a plugin timed out, by its index: blamed on it, unless a plugin
+    called again before it makes them again."""
 
 
 @dataclass
@@ -282,18 +298,19 @@ class _Assembler:
         """Call each plugin's assembly hooks, in order, in as few worker jobs as possible.
 
         One job runs the plugins one after another (each in its own copy of the caller's
-        context, and checked for changes to the core right after its hooks), so a plugin
-        costs no thread hand-off. Every hook still has ``timeout`` seconds: when one
-        overruns, its plugin gets a timeout, the thread is abandoned (it stops before the
-        next plugin), and the plugins after it go on in a new job.
+        context), so a plugin costs no thread hand-off; the core is checked for patches
+        every :data:`CHECK_EVERY` plugins, and a change is traced to the plugin that made
+        it by calling the hooks since the last clean check again, one plugin at a time.
+        Every hook still has ``timeout`` seconds: when one overruns, its plugin gets a
+        timeout, the thread is abandoned (it stops before the next plugin), and the
+        plugins after it go on in a new job.
 
         Returns:
             Each plugin's hook results (a plugin that changed the core has its failure set).
         """
         results = [HookResults() for _ in entries]
-        start = 0
-        while start < len(entries):
-            state = _Batch(start)
+        state = _Batch(0)
+        while state.index < len(entries):
             try:
                 self.worker.run(
                     functools.partial(self._call_batch, entries, impls, results, state),
@@ -306,9 +323,34 @@ class _Assembler:
                 # A snapshot: the abandoned thread may still write to ``results`` later.
                 got = results[at]
                 results[at] = HookResults(dict(got.results), dict(got.raised), timeout)
-                self._patched(entries[at])
-                start = at + 1
+                state = self._after_timeout(state, at)
         return results
+
+    def _after_timeout(self, state: _Batch, at: int) -> _Batch:
+        """Where the next job starts once plugin ``at`` timed out in its hooks.
+
+        Unchanged core: after it. Changed: the change is undone, and the plugins since the
+        last clean check are called again one by one; the change is its, unless one of
+        them makes it again.
+        """
+        skip = state.skip | {at}
+        changed = self.core.changes()
+        if not changed:
+            return _Batch(
+                at + 1,
+                checked=at + 1,
+                careful_until=state.careful_until,
+                skip=skip,
+                unexplained=state.unexplained,
+            )
+        self.core.restore()
+        return _Batch(
+            state.checked,
+            checked=state.checked,
+            careful_until=max(at + 1, state.careful_until),
+            skip=skip,
+            unexplained={**state.unexplained, at: changed},
+        )
 
     def _call_batch(
         self,
@@ -319,16 +361,49 @@ class _Assembler:
         progress: Progress,
     ) -> None:
         """Runs on the worker thread: the hooks of ``entries[state.index:]``, one by one."""
-        for index in range(state.index, len(entries)):
+        index = state.index
+        while index < len(entries):
             if state.cancelled:
                 return
             state.index = index
             entry = entries[index]
-            progress.enter("")
-            contextvars.copy_context().run(self._call_hooks, entry, impls, progress, results[index])
-            if state.cancelled:
-                return  # abandoned in this plugin's hooks: the caller checks the core
-            self._patched(entry)
+            if index not in state.skip:
+                if index < state.careful_until:
+                    results[index] = HookResults()  # called again: nothing of the first call
+                progress.enter("")
+                contextvars.copy_context().run(
+                    self._call_hooks, entry, impls, progress, results[index]
+                )
+                if state.cancelled:
+                    return  # abandoned in this plugin's hooks: the caller checks the core
+            if index < state.careful_until:
+                self._check_one(entry, index, state)
+            elif index + 1 - state.checked >= CHECK_EVERY or index + 1 == len(entries):
+                changed = self.core.changes()
+                if changed:
+                    self.core.restore()
+                    if index == state.checked:
+                        self._blame(entry, changed)
+                    else:  # somebody since the last clean check: find who
+                        state.careful_until = index + 1
+                        index = state.checked
+                        continue
+            else:
+                index += 1
+                continue
+            state.checked = index + 1
+            index += 1
+
+    def _check_one(self, entry: _Entry, index: int, state: _Batch) -> None:
+        """The check after one plugin called again: a change is its. So are the changes
+        found when its hook timed out, unless a plugin called again before it made them."""
+        changed = self.core.changes()
+        if changed:
+            self.core.restore()
+            self._blame(entry, changed)
+            state.unexplained.clear()  # explained
+        elif found := state.unexplained.pop(index, None):
+            self._blame(entry, found)
 
     def build(self, entry: _Entry, results: HookResults) -> None:
         """Validate what the plugin's assembly hooks gave, make its Plugin."""
@@ -416,6 +491,12 @@ class _Assembler:
         if not changed:
             return False
         self.core.restore()
+        self._blame(entry, changed)
+        return True
+
+    @staticmethod
+    def _blame(entry: _Entry, changed: Sequence[str]) -> None:
+        """Leave the plugin out for ``changed`` (already undone), naming what it changed."""
         shown = ", ".join(changed[:5]) + (
             f" and {len(changed) - 5} more" if len(changed) > 5 else ""
         )
@@ -425,7 +506,6 @@ class _Assembler:
             plugin=entry.source.name,
             distribution=entry.source.distribution,
         )
-        return True
 
     def _plugin(self, entry: _Entry, checked: Validation) -> Plugin:
         assert checked.manifest is not None
