@@ -1,5 +1,5 @@
 """``python -m oracle_core`` runs the ``oracle`` command line."""
 
-from oracle_core.cli import main
+from oracle_core.cli import run
 
-main()
+run()

@@ -180,3 +180,35 @@ def test_chat_shows_tool_calls_and_loads_as_they_happen(
     ]
     positions = [out.index(step) for step in steps]
     assert positions == sorted(positions)
+
+
+def test_the_program_ends_as_it_did_before_its_objects_are_frozen_at_exit(
+    site: SitePackages, oracle_env: dict[str, str]
+) -> None:
+    """``oracle`` freezes what is left when a command ends (no walk of every object at
+    exit): exit codes, the whole output and ``atexit`` handlers are as before."""
+    marker = site.root / "atexit-ran"
+    site.add(
+        "oracle-plugin-leaves",
+        "import atexit, pathlib\n"
+        f"atexit.register(pathlib.Path({str(marker)!r}).write_text, 'yes')\n"
+        + plugin_code("leaves"),
+        entry_point="leaves",
+    )
+    env = {**oracle_env, "ORACLE_LOAD_PLUGINS": "fakecast,notes,leaves"}
+
+    def program(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "oracle_core", *args],
+            env=env, capture_output=True, text=True, timeout=120, check=False,
+        )  # fmt: skip
+
+    listed = program("plugins", "--json")
+    assert listed.returncode == 0, listed.stderr
+    assert {p["name"] for p in json.loads(listed.stdout)["plugins"]} == {
+        "fakecast",
+        "notes",
+        "leaves",
+    }
+    assert marker.read_text() == "yes"
+    assert program("plugins", "--no-such-flag").returncode == 2

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import gc
+
 import click
 
 from oracle_core.cli.ask import ask_command
@@ -63,4 +65,23 @@ for command in (
 ):
     main.add_command(command)
 
-__all__ = ["main"]
+
+def run() -> None:
+    """The ``oracle`` program: :func:`main` in a process of its own (the console script and
+    ``python -m oracle_core``).
+
+    When the command has ended, the objects still alive are frozen (:func:`gc.freeze`):
+    otherwise the interpreter's last collections at exit walk every one of them (with
+    thousands of plugins, about a second) only to free memory the process is handing back.
+    What must happen at exit does not wait for that: the commands close their stores,
+    servers and files, and ``atexit`` handlers (logging, OpenTelemetry) still run. Only
+    ``__del__`` methods of objects in reference cycles are not called, which Python never
+    promises at exit. Tests that call :func:`main` in their own process never freeze it.
+    """
+    try:
+        main()
+    finally:
+        gc.freeze()
+
+
+__all__ = ["main", "run"]
