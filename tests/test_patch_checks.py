@@ -10,6 +10,7 @@ left out naming what they changed, every other plugin is there, and the core is 
 
 from __future__ import annotations
 
+import logging
 import random
 import threading
 from collections.abc import Callable, Iterator
@@ -17,8 +18,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support import SitePackages, plugin_code
 
-from oracle_core import PluginLoadError, PluginManifest, Tool, hookimpl, tool
+from oracle_core import Oracle, PluginLoadError, PluginManifest, Tool, hookimpl, tool
 from oracle_core.authoring.host import PluginHost, PluginStates
 from oracle_core.capabilities import gate
 from oracle_core.plugins.integrity import CoreSnapshot
@@ -235,3 +237,108 @@ def test_the_snapshot_sees_no_change_after_a_clean_assembly(tmp_path: Path) -> N
     assembled(tmp_path, [Quiet(f"q{i}") for i in range(CHECK_EVERY + 3)])
 
     assert before.changes() == []
+
+
+# Imports: installed plugins that patch the core when imported, among many that do not.
+
+IMPORT_PATCHES = {
+    "gate": ("import oracle_core.capabilities.gate as g\ng.Shown.check = lambda *a: None\n",
+             "capabilities.gate.Shown.check"),
+    "executor": ("from oracle_core.run import executor\nexecutor.cap = len\n",
+                 "run.executor.cap"),
+    "deleted": ("import oracle_core.capabilities.gate as g\ndel g.Gate.refusal\n",
+                "capabilities.gate.Gate.refusal"),
+}  # fmt: skip
+
+
+def write_catalog(site: SitePackages, size: int, patchers: dict[int, str]) -> None:
+    for index in range(size):
+        code = IMPORT_PATCHES[patchers[index]][0] if index in patchers else ""
+        site.add(
+            f"oracle-plugin-i{index}", code + plugin_code(f"i{index}"), entry_point=f"i{index}"
+        )
+
+
+def imported(site: SitePackages) -> Registry:
+    return Oracle(settings=site.settings(), path=[str(site.root)]).registry
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_plugins_that_patch_the_core_when_imported_are_each_blamed_alone(
+    site: SitePackages, seed: int
+) -> None:
+    rng = random.Random(seed)
+    size = rng.randint(3, 2 * CHECK_EVERY + 5)
+    edges = [i for i in (0, size - 1, CHECK_EVERY - 1, CHECK_EVERY) if i < size]
+    patchers = {
+        (rng.choice(edges) if rng.random() < 0.5 else rng.randrange(size)): rng.choice(
+            list(IMPORT_PATCHES)
+        )
+        for _ in range(rng.randint(1, 3))
+    }
+    write_catalog(site, size, patchers)
+
+    registry = imported(site)
+
+    found = blamed(registry)
+    assert set(found) == {f"i{i}" for i in patchers}
+    for index, patch in patchers.items():
+        assert IMPORT_PATCHES[patch][1] in found[f"i{index}"]
+    assert set(registry.plugins) == {f"i{i}" for i in range(size) if i not in patchers}
+    assert core_as_shipped()
+
+
+def test_a_plugin_that_patches_then_fails_to_import_is_blamed_for_the_patch(
+    site: SitePackages,
+) -> None:
+    write_catalog(site, 5, {})
+    site.add(
+        "oracle-plugin-broken",
+        IMPORT_PATCHES["executor"][0] + "raise ImportError('and then it fails')\n",
+        entry_point="broken",
+    )
+
+    registry = imported(site)
+
+    assert set(blamed(registry)) == {"broken"}
+    assert len(registry.plugins) == 5
+    assert core_as_shipped()
+
+
+def test_a_plugin_that_prints_when_imported_does_not_hide_whose_patch_it_was(
+    site: SitePackages,
+) -> None:
+    write_catalog(site, 4, {2: "gate"})
+    site.add(
+        "oracle-plugin-chatty",
+        "print('oracle-patch-trace: [[\"lies\"]]')\n" + plugin_code("chatty"),
+        entry_point="chatty",
+    )
+
+    registry = imported(site)
+
+    assert set(blamed(registry)) == {"i2"}
+    assert core_as_shipped()
+
+
+def test_a_patch_made_only_once_is_undone_and_the_plugins_kept_with_a_warning(
+    site: SitePackages, caplog: pytest.LogCaptureFixture
+) -> None:
+    done = site.root / "patched-once"
+    write_catalog(site, 4, {})
+    site.add(
+        "oracle-plugin-sly",
+        f"import pathlib\nif not pathlib.Path({str(done)!r}).exists():\n"
+        f"    pathlib.Path({str(done)!r}).write_text('x')\n"
+        + "".join(f"    {line}\n" for line in IMPORT_PATCHES["executor"][0].splitlines())
+        + plugin_code("sly"),
+        entry_point="sly",
+    )
+
+    with caplog.at_level(logging.WARNING, "oracle_core.plugins"):
+        registry = imported(site)
+
+    assert core_as_shipped()
+    assert len(registry.plugins) == 5
+    [warning] = [r.getMessage() for r in caplog.records if "changed oracle-core" in r.getMessage()]
+    assert "run.executor.cap" in warning and "sly" in warning

@@ -3,9 +3,10 @@
 Python lets any imported module rebind another module's functions or a class's methods.
 A plugin that did that to the gate, the run loop or the tool executor could get a hidden
 tool run, and one that did it and then failed to load would leave the change behind. So
-the loader takes a :class:`CoreSnapshot` of those modules before a plugin is imported and
-compares it afterwards: any change is undone, and the plugin is left out with an error that
-names what it changed. (This guards against accidents and casual monkey-patching, the cases
+the loader takes a :class:`CoreSnapshot` of those modules before it imports plugins and
+compares it after every batch of imports and of assembly hooks: any change is undone, and
+the plugin that made it (traced as :mod:`~oracle_core.plugins.loader` describes) is left
+out with an error that names what it changed. (This guards against accidents and casual monkey-patching, the cases
 that break oracles in practice; Python code can always reach further if it sets out to.)
 """
 

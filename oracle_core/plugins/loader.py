@@ -60,6 +60,7 @@ from oracle_core.plugins.hooks import (
     register_plugins,
 )
 from oracle_core.plugins.integrity import CoreSnapshot
+from oracle_core.plugins.patch_trace import trace_patches
 from oracle_core.plugins.registry import Plugin, Registry
 from oracle_core.plugins.resolve import resolve
 from oracle_core.plugins.validate import (
@@ -185,36 +186,74 @@ class _Assembler:
             self.trace = HookTrace()
             self.trace.install(manager)
 
-    def load(self, entry: _Entry) -> None:
-        """Import the plugin and find what the core cannot honour in its hooks."""
+    def load(self, entries: Sequence[_Entry]) -> None:
+        """Import the plugins in order and find what the core cannot honour in their hooks.
+
+        The core is checked for patches once every :data:`CHECK_EVERY` imports. A change
+        found is undone, and traced to the plugins that made it by importing them again,
+        one at a time, in another process (:mod:`~oracle_core.plugins.patch_trace`).
+        """
+        for start in range(0, len(entries), CHECK_EVERY):
+            batch = entries[start : start + CHECK_EVERY]
+            for entry in batch:
+                if entry.obj is None:
+                    self._import(entry)
+            self._check_imports(batch)
+            for entry in batch:
+                if entry.failure is None:
+                    entry.registration = hook_problems(self.manager, entry.obj, entry.parsed)
+
+    def _import(self, entry: _Entry) -> None:
+        """Import an installed plugin; a failure is kept on the entry, naming where."""
         source = entry.source
-        if entry.obj is None:
-            started = time.perf_counter()
-            known = len(sys.modules)
-            try:
-                entry.obj = source.load()
-            except Exception as error:
-                entry.import_seconds = time.perf_counter() - started
-                where = failure_location(error, source.value)
-                at = f" at {where}" if where else ""
-                entry.failure = PluginLoadError(
-                    f"import of {source.value!r} failed{at}: {type(error).__name__}: {error}",
-                    plugin=source.name,
-                    distribution=source.distribution,
-                )
-                if self.trace is not None:  # ORACLE_TRACE_PLUGINS=1: the whole traceback
-                    print(
-                        f"oracle: import of plugin {source.name} failed:\n{full_traceback(error)}",
-                        file=sys.stderr,
-                        flush=True,
-                    )
-                self._patched(entry)
-                return
+        started = time.perf_counter()
+        known = len(sys.modules)
+        try:
+            entry.obj = source.load()
+        except Exception as error:
             entry.import_seconds = time.perf_counter() - started
-            entry.modules = _module_files(known)
-            if self._patched(entry):
-                return
-        entry.registration = hook_problems(self.manager, entry.obj, entry.parsed)
+            where = failure_location(error, source.value)
+            at = f" at {where}" if where else ""
+            entry.failure = PluginLoadError(
+                f"import of {source.value!r} failed{at}: {type(error).__name__}: {error}",
+                plugin=source.name,
+                distribution=source.distribution,
+            )
+            if self.trace is not None:  # ORACLE_TRACE_PLUGINS=1: the whole traceback
+                print(
+                    f"oracle: import of plugin {source.name} failed:\n{full_traceback(error)}",
+                    file=sys.stderr,
+                    flush=True,
+                )
+            return
+        entry.import_seconds = time.perf_counter() - started
+        entry.modules = _module_files(known)
+
+    def _check_imports(self, batch: Sequence[_Entry]) -> None:
+        """Undo any change the imports of ``batch`` made to the core; whoever made one is
+        left out, saying what (a plugin that failed to import included)."""
+        changed = self.core.changes()
+        if not changed:
+            return
+        self.core.restore()
+        imported = [e for e in batch if e.import_seconds is not None]
+        if len(imported) == 1:
+            self._blame(imported[0], changed)
+            return
+        seconds = sum(e.import_seconds or 0.0 for e in imported)
+        traced = trace_patches([e.source.value for e in imported], timeout=max(60.0, 4 * seconds))
+        if traced is None:
+            traced = [[] for _ in imported]
+        named = [(e, names) for e, names in zip(imported, traced, strict=True) if names]
+        for entry, names in named:
+            self._blame(entry, names)
+        if not named:
+            log.warning(
+                "a plugin changed oracle-core when imported (%s); the change was undone, but "
+                "importing them again one at a time did not show whose it was: one of %s",
+                ", ".join(changed[:5]),
+                ", ".join(e.source.name for e in imported),
+            )
 
     def defer(self, entry: _Entry) -> bool:
         """Assemble an installed plugin from its cache entry without importing it, if it may be.
@@ -574,7 +613,7 @@ def _import_one(
     assembler = _Assembler(new_plugin_manager(), host, timeout, cache)
     entry = _Entry(source)
     try:
-        assembler.load(entry)
+        assembler.load([entry])
         assembler.register([entry])
         if entry.registered:
             impls = HookImpls(assembler.manager, ASSEMBLY_HOOKS)
@@ -691,8 +730,7 @@ def assemble(
     entries = [_Entry(c.source, c.obj) for c in candidates]
     try:
         pending = [e for e in entries if not assembler.defer(e)]
-        for entry in pending:
-            assembler.load(entry)
+        assembler.load(pending)
         assembler.register(pending)
         # Registered first and indexed once: finding one plugin's implementations then
         # costs nothing, however many plugins there are.
