@@ -386,7 +386,34 @@ def print_side_by_side(rows: Sequence[Row], with_llm: bool) -> None:
         print("* llm keeps no start-up cache: one set of runs, the same figure under cold and warm")
     else:
         print("llm rows skipped: llm is not importable in this Python")
+    print_rss_growth(rows)
     print(flush=True)
+
+
+def print_rss_growth(rows: Sequence[Row]) -> None:
+    """The peak RSS each plugin added between consecutive sizes, warm, in KB: what one more
+    plugin costs, without the memory a process with any plugin at all needs once."""
+    sizes = sorted({row.size for row in rows})
+    if len(sizes) < 3:
+        return
+    by = {(row.command, row.size): row for row in rows}
+    spans = list(itertools.pairwise(sizes))[1:]  # from the first catalog on
+    cells = [["command", *(f"KB a plugin {a}-{b} (warm)" for a, b in spans)]]
+    for command in dict.fromkeys(row.command for row in rows):
+        pairs = [(by.get((command, a)), by.get((command, b))) for a, b in spans]
+        cells.append(
+            [
+                command,
+                *(
+                    f"{(high.warm.rss - low.warm.rss) / (high.size - low.size):.1f}"
+                    if low is not None and high is not None
+                    else "-"
+                    for low, high in pairs
+                ),
+            ]
+        )
+    print("\nRSS growth between catalog sizes")
+    print(table(cells))
 
 
 if __name__ == "__main__":
