@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import random
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -342,3 +343,19 @@ def test_a_patch_made_only_once_is_undone_and_the_plugins_kept_with_a_warning(
     assert len(registry.plugins) == 5
     [warning] = [r.getMessage() for r in caplog.records if "changed oracle-core" in r.getMessage()]
     assert "run.executor.cap" in warning and "sly" in warning
+
+
+def test_in_an_embedding_program_an_untraced_patch_is_still_undone(
+    site: SitePackages, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Where ``sys.executable`` is a WSGI server's binary, no process is started with it."""
+    write_catalog(site, 6, {3: "gate"})
+    monkeypatch.setattr(sys, "executable", str(site.root / "uwsgi"))
+
+    with caplog.at_level(logging.WARNING, "oracle_core.plugins"):
+        registry = imported(site)
+
+    assert core_as_shipped()
+    assert blamed(registry) == {}
+    [warning] = [r.getMessage() for r in caplog.records if "changed oracle-core" in r.getMessage()]
+    assert "capabilities.gate.Shown.check" in warning and "i3" in warning

@@ -57,8 +57,12 @@ _WORD = re.compile(r"[a-z0-9]+")
 _NOT_WORD = re.compile(r"[^a-z0-9]+")
 
 
+_CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
+"""Where a camelCase name's words meet."""
+
+
 def _words(text: str) -> list[str]:
-    return _WORD.findall(re.sub(r"(?<=[a-z])(?=[A-Z])", " ", text).lower())
+    return _WORD.findall(_CAMEL.sub(" ", text).lower())
 
 
 def vague_tool_names(manifest: PluginManifest, tools: Sequence[Tool]) -> list[ManifestWarning]:

@@ -524,15 +524,6 @@ class _Assembler:
                 results.config_error = error
         return results.config_error is None
 
-    def _patched(self, entry: _Entry) -> bool:
-        """Undo any change the plugin made to the core; it is then left out, saying what."""
-        changed = self.core.changes()
-        if not changed:
-            return False
-        self.core.restore()
-        self._blame(entry, changed)
-        return True
-
     @staticmethod
     def _blame(entry: _Entry, changed: Sequence[str]) -> None:
         """Leave the plugin out for ``changed`` (already undone), naming what it changed."""

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -38,10 +39,13 @@ def trace_patches(values: Sequence[str], *, timeout: float) -> list[list[str]] |
         For each, in order, the names it changed in the core (empty when none); ``None``
         when the process could not say (it failed, timed out or answered nothing).
     """
+    python = sys.executable
+    if getattr(sys, "frozen", False) or not python_program(python):
+        return None  # an embedded or frozen Python: nothing to start a process of its own with
     request = json.dumps({"path": sys.path, "values": list(values)})
     try:
         done = subprocess.run(
-            [sys.executable, "-c", _CHILD],
+            [python, "-c", _CHILD],
             input=request + "\n",
             capture_output=True,
             text=True,
@@ -60,6 +64,13 @@ def trace_patches(values: Sequence[str], *, timeout: float) -> list[list[str]] |
                 return [[str(name) for name in names] for names in found]
             return None
     return None
+
+
+def python_program(path: str) -> bool:
+    """Whether ``path`` names a Python interpreter (an embedding program's own binary, such
+    as a WSGI server's, may stand in ``sys.executable``)."""
+    name = os.path.basename(path).lower()
+    return bool(path) and name.startswith(("python", "pypy"))
 
 
 def trace_here(values: Sequence[str]) -> None:
