@@ -14,7 +14,7 @@ import logging
 import random
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -129,30 +129,36 @@ def core_as_shipped() -> bool:
     )
 
 
+def seeded_patchers(seed: int, batches: int, kinds: Sequence[str]) -> tuple[int, dict[int, str]]:
+    """A catalog size of up to ``batches`` batches and a few more, and the positions that
+    patch, with how: half of them at a batch's first or last plugin, the likeliest to be
+    got wrong."""
+    rng = random.Random(seed)
+    size = rng.randint(3, batches * CHECK_EVERY + 7)
+    bounds = (k * CHECK_EVERY + d for k in range(1, batches + 1) for d in (-1, 0))
+    edges = [i for i in (0, size - 1, *bounds) if i < size]
+    patchers: dict[int, str] = {}
+    for _ in range(rng.randint(1, 4)):
+        at = rng.choice(edges) if rng.random() < 0.5 else rng.randrange(size)
+        patchers[at] = rng.choice(list(kinds))
+    return size, patchers
+
+
 @pytest.mark.parametrize("seed", range(12))
 def test_patching_plugins_anywhere_in_a_large_catalog_are_each_blamed_alone(
     tmp_path: Path, seed: int
 ) -> None:
-    rng = random.Random(seed)
-    size = rng.randint(2, 3 * CHECK_EVERY + 7)
-    # Positions where batches begin and end are the likeliest to be got wrong.
-    edges = [0, size - 1, *(i for k in (1, 2, 3) for i in (k * CHECK_EVERY - 1, k * CHECK_EVERY))]
-    edges = [i for i in edges if i < size]
-    patchers = {
-        rng.choice(edges) if rng.random() < 0.5 else rng.randrange(size)
-        for _ in range(rng.randint(1, 4))
-    }
+    size, patchers = seeded_patchers(seed, 3, list(PATCHES))
     plugins: list[Any] = [
-        Patching(f"p{i}", rng.choice(list(PATCHES))) if i in patchers else Quiet(f"p{i}")
-        for i in range(size)
+        Patching(f"p{i}", patchers[i]) if i in patchers else Quiet(f"p{i}") for i in range(size)
     ]
 
     registry = assembled(tmp_path, plugins)
 
     found = blamed(registry)
     assert set(found) == {f"p{i}" for i in patchers}
-    for index in patchers:
-        assert PATCHES[plugins[index].patch][1] in found[f"p{index}"]
+    for index, patch in patchers.items():
+        assert PATCHES[patch][1] in found[f"p{index}"]
     assert list(registry.plugins) == [f"p{i}" for i in range(size) if i not in patchers]
     assert all(len(registry.plugins[p.name].tools) == 1 for p in plugins if p.name in registry)
     assert core_as_shipped()
@@ -268,15 +274,7 @@ def imported(site: SitePackages) -> Registry:
 def test_plugins_that_patch_the_core_when_imported_are_each_blamed_alone(
     site: SitePackages, seed: int
 ) -> None:
-    rng = random.Random(seed)
-    size = rng.randint(3, 2 * CHECK_EVERY + 5)
-    edges = [i for i in (0, size - 1, CHECK_EVERY - 1, CHECK_EVERY) if i < size]
-    patchers = {
-        (rng.choice(edges) if rng.random() < 0.5 else rng.randrange(size)): rng.choice(
-            list(IMPORT_PATCHES)
-        )
-        for _ in range(rng.randint(1, 3))
-    }
+    size, patchers = seeded_patchers(seed, 2, list(IMPORT_PATCHES))
     write_catalog(site, size, patchers)
 
     registry = imported(site)
