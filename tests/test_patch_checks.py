@@ -304,13 +304,16 @@ def test_a_plugin_that_patches_then_fails_to_import_is_blamed_for_the_patch(
     assert core_as_shipped()
 
 
-def test_a_plugin_that_prints_when_imported_does_not_hide_whose_patch_it_was(
+def test_a_plugin_that_prints_a_false_answer_does_not_hide_whose_patch_it_was(
     site: SitePackages,
 ) -> None:
     write_catalog(site, 4, {2: "gate"})
     site.add(
         "oracle-plugin-chatty",
-        "print('oracle-patch-trace: [[\"lies\"]]')\n" + plugin_code("chatty"),
+        "import atexit, os\n"
+        "lie = b'oracle-patch-trace: ' + repr([['lies']] * 5).replace(\"'\", '\"').encode()\n"
+        "print(lie.decode())\n"
+        "atexit.register(os.write, 1, lie + b'\\n')\n" + plugin_code("chatty"),
         entry_point="chatty",
     )
 

@@ -6,8 +6,9 @@ tool run, and one that did it and then failed to load would leave the change beh
 the loader takes a :class:`CoreSnapshot` of those modules before it imports plugins and
 compares it after every batch of imports and of assembly hooks: any change is undone, and
 the plugin that made it (traced as :mod:`~oracle_core.plugins.loader` describes) is left
-out with an error that names what it changed. (This guards against accidents and casual monkey-patching, the cases
-that break oracles in practice; Python code can always reach further if it sets out to.)
+out with an error that names what it changed. (This guards against accidents and casual
+monkey-patching, the cases that break oracles in practice; Python code can always reach
+further if it sets out to.)
 """
 
 from __future__ import annotations

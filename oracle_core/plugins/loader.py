@@ -122,10 +122,10 @@ def source_for_object(obj: Any) -> PluginSource:
 
 
 CHECK_EVERY = 64
-"""Plugins whose assembly hooks run between two checks of the core for patches. A change
-found is traced to its plugin by calling the hooks since the last clean check again, one
-plugin at a time, with a check after each: the usual start, where no plugin patches
-anything, pays one check for this many plugins instead of one for each."""
+"""Plugins imported, and plugins whose assembly hooks run, between two checks of the core
+for patches. A change found is traced to its plugin (imports: again in another process;
+hooks: called again, one plugin at a time, with a check after each): the usual start,
+where no plugin patches anything, pays one check for this many plugins, not one each."""
 
 
 @dataclass
@@ -237,6 +237,9 @@ class _Assembler:
             return
         self.core.restore()
         imported = [e for e in batch if e.import_seconds is not None]
+        if not imported:  # nothing of this batch ran: another thread of the application
+            log.warning("oracle-core was changed while plugins assembled (%s): undone", changed)
+            return
         if len(imported) == 1:
             self._blame(imported[0], changed)
             return
