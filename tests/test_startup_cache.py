@@ -134,3 +134,70 @@ def test_plugins_given_in_code_are_never_cached(tmp_path: Path) -> None:
     )
 
     assert not (tmp_path / "cache").exists()
+
+
+RICH = '''
+from typing import Literal
+
+from pydantic import BaseModel
+
+from oracle_core import PluginManifest, hookimpl, tool
+
+
+class Stop(BaseModel):
+    city: str
+    nights: int = 1
+
+
+@tool
+def plan(stops: list[Stop], budget: float | None = None, mode: Literal["train", "car"] = "train",
+         tags: dict[str, str] | None = None) -> str:
+    """Plan a trip.
+
+    Args:
+        stops: Where to stay, in order.
+        budget: At most this much.
+        mode: How to travel.
+        tags: Labels.
+    """
+    return "ok"
+
+
+@tool
+def ping(text: str, times: int = 1) -> str:
+    """Echo the text."""
+    return text
+
+
+@hookimpl
+def oracle_manifest():
+    return PluginManifest(name="trips", summary="Trip plans.", when_to_use=["plan a trip"])
+
+
+@hookimpl
+def oracle_tools():
+    return [plan, ping]
+'''
+
+
+def test_a_cold_start_lets_go_of_the_schemas_it_stored_and_reads_back_the_same(
+    site: SitePackages, builds: list[str]
+) -> None:
+    """A cold start keeps each schema it built only as the text it stores: the tool reads it
+    back on first need, equal to a schema built afresh, and nothing is built twice."""
+    from oracle_core import tool as make_tool
+
+    site.add("oracle-plugin-trips", RICH, entry_point="trips")
+    for module in site.modules:
+        sys.modules.pop(module, None)
+    registry = site.oracle(ORACLE_LOAD_PLUGINS="trips").registry
+    built = list(builds)
+
+    for name in ("plan", "ping"):
+        shown = registry.tools[name].tool
+        assert shown._arguments._schema is None  # let go of at start
+        assert shown.parameters == make_tool(shown.function).parameters
+    assert builds.count("plan_arguments") == built.count("plan_arguments") + 1  # the fresh one
+    arguments = registry.tools["plan"].tool.validate({"stops": [{"city": "Oslo"}], "mode": "car"})
+    assert [(s.city, s.nights) for s in arguments["stops"]] == [("Oslo", 1)]
+    assert (arguments["mode"], arguments["budget"]) == ("car", None)

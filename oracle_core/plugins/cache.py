@@ -51,7 +51,13 @@ from typing import Any, BinaryIO, NamedTuple
 import pydantic
 
 from oracle_core.authoring.manifest import PluginManifest
-from oracle_core.authoring.tools.tool import Tool, hint_classes, prime_schema, tool_fingerprint
+from oracle_core.authoring.tools.tool import (
+    Tool,
+    hint_classes,
+    prime_schema,
+    schema_stored,
+    tool_fingerprint,
+)
 from oracle_core.plugins.discovery import PluginSource, normalize
 
 log = logging.getLogger("oracle_core.plugins")
@@ -165,6 +171,9 @@ class StartupCache:
         schemas = json.dumps([t.parameters for t in tools], separators=(",", ":"))
         self._load()[_name(source)] = {"key": key, "schemas": schemas}
         self._changed = True
+        kept = _Schemas(schemas)
+        for index, tool in enumerate(tools):  # read back from the text when next shown
+            schema_stored(tool, functools.partial(kept.get, index))
 
     def deferred(self, source: PluginSource) -> tuple[dict[str, Any], CachedSchemas] | None:
         """The deferral record kept for this plugin, if every file it names is unchanged.

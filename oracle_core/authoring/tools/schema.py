@@ -143,6 +143,15 @@ class Arguments:
             if self._schema is None:
                 self._primer = schema
 
+    def stored(self, schema: Callable[[], Any]) -> None:
+        """The schema built has been stored where ``schema()`` reads it back: let go of the
+        built one (a large catalog's schemas are then not all held at once) and read it
+        back when it is next needed. A schema given ready-made is kept."""
+        with self._lock:
+            if not self._given and self._schema is not None:
+                self._schema = None
+                self._primer = schema
+
     def _primed(self) -> dict[str, Any] | None:
         primer, self._primer = self._primer, None
         if primer is None:

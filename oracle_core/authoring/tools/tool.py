@@ -239,6 +239,13 @@ def plain_schema(tool: Tool) -> bool:
     return tool._arguments.plain
 
 
+def schema_stored(tool: Tool, parameters: Callable[[], Any]) -> None:
+    """``tool``'s built JSON schema is stored where ``parameters()`` reads it back: the
+    tool lets go of it and reads it from there when next needed (a cold start then does not
+    hold every schema of a large catalog at once). A schema given ready-made is kept."""
+    tool._arguments.stored(parameters)
+
+
 def prime_schema(tool: Tool, parameters: Callable[[], Any]) -> None:
     """Give ``tool`` its JSON schema from the start-up cache instead of building it.
 
