@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import sys
 import tempfile
 from pathlib import Path
@@ -37,7 +36,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 
 from common import Child, serve_fake_model, table
-from startup import ORACLE, Spawner
+from startup import ORACLE, Sample, Spawner, medians
 
 QUESTION = "ping"
 
@@ -110,7 +109,7 @@ def run(url: str, folder: Path, rounds: int, base: Path | None) -> None:
     try:
         for args, child_env in contenders.values():  # fill caches, byte-compile
             spawner.run(args, child_env)
-        samples: dict[str, list[tuple[float, float, int]]] = {name: [] for name in contenders}
+        samples: dict[str, list[Sample]] = {name: [] for name in contenders}
         names = list(contenders)
         for round_ in range(rounds):
             shift = round_ % len(names)
@@ -119,16 +118,14 @@ def run(url: str, folder: Path, rounds: int, base: Path | None) -> None:
                 samples[name].append(spawner.run(args, child_env))
     finally:
         spawner.close()
-    medians = {
-        name: tuple(statistics.median(column) for column in zip(*runs, strict=True))
-        for name, runs in samples.items()
-    }
+    figures = {name: medians(runs) for name, runs in samples.items()}
     rows = []
-    for name, (wall, cpu, rss) in medians.items():
+    for name, median in figures.items():
         floor = "bare litellm" if "litellm client" in name else "bare openai SDK"
-        bare = medians[floor] if name.startswith("oracle") else None
-        ratio = f"{wall / bare[0]:.2f}x / {cpu / bare[1]:.2f}x" if bare else "-"
-        rows.append([name, f"{wall:.3f}", f"{cpu:.3f}", f"{rss / 1024:.0f}", ratio])
+        bare = figures[floor] if name.startswith("oracle") else None
+        ratio = f"{median.wall / bare.wall:.2f}x / {median.cpu / bare.cpu:.2f}x" if bare else "-"
+        cells = [f"{median.wall:.3f}", f"{median.cpu:.3f}", f"{median.rss / 1024:.0f}"]
+        rows.append([name, *cells, ratio])
     print(f"One question to a loopback model, medians of {rounds} interleaved rounds")
     print(table([["contender", "wall s", "CPU s", "peak MiB", "wall / CPU vs bare"], *rows]))
 

@@ -90,6 +90,16 @@ class Figures:
     rss: float
 
 
+Sample = tuple[float, float, int]
+"""One run of a command: wall seconds, CPU seconds, peak RSS in KB (see :meth:`Spawner.run`)."""
+
+
+def medians(samples: Sequence[Sample]) -> Figures:
+    """The median wall seconds, CPU seconds and peak RSS of ``samples``, each on its own."""
+    walls, cpus, rsss = zip(*samples, strict=True)
+    return Figures(statistics.median(walls), statistics.median(cpus), statistics.median(rsss))
+
+
 class Spawner:
     """The small process that starts every measured child and reports its rusage."""
 
@@ -104,7 +114,7 @@ class Spawner:
             text=True,
         )
 
-    def run(self, args: list[str], env: dict[str, str]) -> tuple[float, float, int]:
+    def run(self, args: list[str], env: dict[str, str]) -> Sample:
         """Run ``args`` once; return its wall seconds, CPU seconds and peak RSS (KB).
 
         Raises:
@@ -126,8 +136,7 @@ class Spawner:
         for _ in range(repeat):
             before()
             samples.append(self.run(args, env))
-        walls, cpus, rsss = zip(*samples, strict=True)
-        return Figures(statistics.median(walls), statistics.median(cpus), statistics.median(rsss))
+        return medians(samples)
 
     def close(self) -> None:
         """End the spawner (it stops at the end of its stdin)."""
@@ -169,19 +178,13 @@ def interleaved(
 ) -> list[Figures]:
     """Medians of ``repeat`` runs of ``command`` under each engine, their runs interleaved
     (one of each engine in turn), each run cold (cache cleared first) or warm."""
-    samples: list[list[tuple[float, float, int]]] = [[] for _ in engines]
+    samples: list[list[Sample]] = [[] for _ in engines]
     for _ in range(repeat):
         for engine, runs in zip(engines, samples, strict=True):
             if cold:
                 engine.clear()
             runs.append(spawner.run(command, engine.env))
-    figures = []
-    for runs in samples:
-        walls, cpus, rsss = zip(*runs, strict=True)
-        figures.append(
-            Figures(statistics.median(walls), statistics.median(cpus), statistics.median(rsss))
-        )
-    return figures
+    return [medians(runs) for runs in samples]
 
 
 def measure_oracle(
@@ -282,21 +285,24 @@ def run(spawner: Spawner, sizes: list[int], repeat: int, with_llm: bool, trees: 
         llm_base.pop("LLM_LOAD_PLUGINS", None)
         base["ORACLE_HOME"] = str(folder / "home")
         (folder / "home").mkdir()
-        for engine in engines_for(folder, {**base, "ORACLE_LOAD_PLUGINS": ""}, None, trees):
+        # No plugins. The measured engine's environment is ``none`` itself: engines_for
+        # sets the same ORACLE_HOME (``home``) and PYTHONPATH (the measured tree).
+        none = {**base, "ORACLE_LOAD_PLUGINS": ""}
+        if trees[0] is not None:
+            none["PYTHONPATH"] = str(trees[0])
+        idle = engines_for(folder, none, None, trees)
+        for engine in idle:
             for command in ([*ORACLE, "plugins"], BUILD):  # writes the bytecode
                 spawner.run(command, engine.env)
         if with_llm:
             spawner.run([*LLM, "plugins"], llm_base)
         floor = spawner.measure([sys.executable, "-c", "pass"], base, repeat, keep).wall
         helps = spawner.measure([*ORACLE, "--help"], base, repeat, keep).wall
-        none = {**base, "ORACLE_LOAD_PLUGINS": ""}
-        if trees[0] is not None:
-            none["PYTHONPATH"] = str(trees[0])
-        empty = spawner.measure([*ORACLE, "plugins"], none, repeat, keep).wall
+        empty = spawner.measure([*ORACLE, "plugins"], idle[0].env, repeat, keep).wall
         print(f"python -c pass (floor)      {floor:7.3f} s")
         print(f"oracle --help               {helps:7.3f} s")
         print(f"oracle plugins, 0 plugins   {empty:7.3f} s\n")
-        side = measure_oracle(spawner, engines_for(folder, none, None, trees), repeat, 0)
+        side = measure_oracle(spawner, idle, repeat, 0)
         if with_llm:
             side += measure_llm(spawner, llm_base, repeat, 0)
         rows: list[tuple[int, list[float]]] = []

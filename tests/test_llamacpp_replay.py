@@ -15,7 +15,7 @@ import json
 import re
 import urllib.error
 import urllib.request
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from typing import Any
 
 import httpx
@@ -26,7 +26,7 @@ from llamacpp.quirks import QuirkyStream, quirky_stream
 from llamacpp.replay import FIXTURES, KINDS, LlamaCppReplay, content_problem
 from support import ToolsPlugin
 
-from oracle_core import ModelRequest, RunOptions, tool
+from oracle_core import ModelRequest, Oracle, RunOptions, tool
 from oracle_core.models.base import Model
 from oracle_core.models.completions import ProviderModel
 from oracle_core.models.litellm import LiteLLMModel
@@ -34,7 +34,7 @@ from oracle_core.models.openai import OpenAIModel
 from oracle_core.server import create_app
 from oracle_core.testing.exchange import Exchange
 from oracle_core.testing.openai_server import FakeOpenAI, Reply, Responder, SeenRequest
-from oracle_core.values.events import Event, RunFinished, ToolCallEvent
+from oracle_core.values.events import RunFinished, ToolCallEvent
 from oracle_core.values.messages import ModelResponse
 from oracle_core.values.result import RunResult
 
@@ -192,10 +192,15 @@ class Weather:
         self.plugin = ToolsPlugin(get_weather, name="weather")
 
 
-async def streamed(events: AsyncIterator[Event]) -> RunResult:
-    seen = [event async for event in events]
+async def finish(
+    oracle: Oracle, text: str, *, stream: bool = True, thread: str = "t", **options: Any
+) -> RunResult:
+    """Run ``text`` on ``thread``: streamed (its events must end with the run's end) or whole."""
+    if not stream:
+        return await oracle.run(thread, text, **options)
+    seen = [event async for event in oracle.stream(thread, text, **options)]
     assert isinstance(seen[-1], RunFinished)
-    return RunResult.from_events("t", seen)
+    return RunResult.from_events(thread, seen)
 
 
 def call_then(recorded: LlamaCppReplay, then: Responder) -> Responder:
@@ -228,10 +233,7 @@ async def test_a_llama_cpp_tool_call_runs_once_and_the_next_call_is_accepted(
     oracle = make_oracle(weather.plugin, model=make_model())
     name, arguments = recorded_call(recorded, "tool_call_stream" if stream else "tool_call")
 
-    if stream:
-        result = await streamed(oracle.stream("t", ASK))
-    else:
-        result = await oracle.run("t", ASK)
+    result = await finish(oracle, ASK, stream=stream)
 
     assert result.status == "completed", result.error
     assert result.answer == "Sunny in Paris."
@@ -288,7 +290,7 @@ async def test_llama_cpp_s_empty_answer_after_a_tool_call_is_an_empty_reply(
     weather = Weather()
     oracle = make_oracle(weather.plugin, model=make_model())
 
-    result = await (streamed(oracle.stream("t", ASK)) if stream else oracle.run("t", ASK))
+    result = await finish(oracle, ASK, stream=stream)
 
     assert len(weather.calls) == 1
     assert len(replay.requests) == 2  # the follow-up was accepted, not refused and retried
@@ -306,7 +308,7 @@ async def test_a_stream_without_usage_is_counted_as_an_estimate(
     assert not any(isinstance(c, dict) and c.get("usage") for c in response.data())
     oracle = make_oracle(model=make_model())
 
-    result = await streamed(oracle.stream("t", "Say hello in five words."))
+    result = await finish(oracle, "Say hello in five words.")
 
     assert result.status == "completed", result.error
     assert result.answer == recorded_text(recorded, "text_stream")
@@ -345,10 +347,7 @@ async def test_an_answer_cut_off_by_max_tokens_says_so(
     limit = recorded.recordings["length"].request["max_tokens"]
     options = RunOptions(model_options={"max_tokens": limit})
 
-    if stream:
-        result = await streamed(oracle.stream("t", "Count to 100.", options=options))
-    else:
-        result = await oracle.run("t", "Count to 100.", options=options)
+    result = await finish(oracle, "Count to 100.", stream=stream, options=options)
 
     assert replay.requests[0].body["max_tokens"] == limit
     assert result.answer == recorded_text(recorded, "length_stream" if stream else "length")
@@ -436,7 +435,7 @@ async def test_seeded_variations_run_each_call_once_through_the_oracle(
         fake_openai.script(Reply.replay(stream.exchange))
         fake_openai.respond_with(recorded.refusing(lambda request: Reply.text("Sunny.")))
 
-        result = await streamed(oracle.stream(f"t{seed}", ASK))
+        result = await finish(oracle, ASK, thread=f"t{seed}")
 
         assert result.status == "completed", (result.error, stream.quirks)
     assert weather.calls == [{"city": "Paris"}] * len(seeds)

@@ -26,7 +26,7 @@ from oracle_core.store.memory import MemoryCheckpointer
 def only_the_path_finder(monkeypatch: pytest.MonkeyPatch) -> None:
     """As in a fresh process: an earlier test in this one may have left a finder that can
     report distributions on ``sys.meta_path``, and then every start scans (tested below)."""
-    monkeypatch.setattr(installed, "_only_path_finder", lambda: True)
+    monkeypatch.setattr(installed, "only_path_finder", lambda: True)
 
 
 def _names(site: SitePackages) -> list[str]:

@@ -19,7 +19,7 @@ from oracle_core.cli.common import (
     key_option,
     model_call_options,
     model_option,
-    run_model_options,
+    run_options,
     stored_key,
     thread_option_of,
 )
@@ -226,9 +226,7 @@ def ask_command(
         api_key = stored_key(key_name, api_key)
     oracle = build_oracle(require_model=True, model=model, api_base=api_base, api_key=api_key)
     check_images(oracle.model.name, files)
-    from oracle_core.values.run_options import RunOptions
-
-    options = RunOptions(model_options=run_model_options(max_tokens, timeout, retries))
+    options = run_options(max_tokens, timeout, retries)
     try:
         result = asyncio.run(_ask(oracle, thread, text, user, output, files, options))
     except KeyboardInterrupt:  # Ctrl-C: one line, and the status shells expect (128 + SIGINT)

@@ -21,7 +21,7 @@ from oracle_core.cli.common import (
     key_option,
     model_call_options,
     model_option,
-    run_model_options,
+    run_options,
     stored_key,
     thread_option,
 )
@@ -172,8 +172,6 @@ def chat_command(
         api_key = stored_key(key_name, api_key)
     oracle = build_oracle(require_model=True, model=model, api_base=api_base, api_key=api_key)
     reader = line_reader(oracle.settings.home)
-    from oracle_core.values.run_options import RunOptions
-
-    options = RunOptions(model_options=run_model_options(max_tokens, timeout, retries))
+    options = run_options(max_tokens, timeout, retries)
     with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(session(oracle, reader, ChatState(thread), verbose, options))

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from oracle_core.capabilities.surface import Surface
     from oracle_core.oracle import Oracle
     from oracle_core.settings import Settings
+    from oracle_core.values.run_options import RunOptions
 
 NO_MODEL = (
     "no model is configured: set ORACLE_MODEL (for example openai/gpt-4o-mini, or any litellm "
@@ -49,7 +50,7 @@ api_key_option = click.option(
 def model_call_options(command: _F) -> _F:
     """``--max-tokens``, ``--timeout`` and ``--retries``: this run's model-call settings,
     which win over ``[models."<model>"]`` of ``oracle.toml`` and the environment
-    (docs/models.md); read them with :func:`run_model_options`."""
+    (docs/models.md); read them with :func:`run_options`."""
     command = click.option(
         "--retries",
         type=click.IntRange(min=0),
@@ -73,13 +74,15 @@ def model_call_options(command: _F) -> _F:
     )(command)
 
 
-def run_model_options(
-    max_tokens: int | None, timeout: float | None, retries: int | None
-) -> dict[str, Any]:
-    """The run's model options of :func:`model_call_options` (only those given), as
-    :class:`~oracle_core.RunOptions` ``model_options`` take them."""
+def run_options(max_tokens: int | None, timeout: float | None, retries: int | None) -> RunOptions:
+    """The run's options for :func:`model_call_options` (only those given go into its
+    ``model_options``)."""
+    from oracle_core.values.run_options import RunOptions
+
     options = {"max_tokens": max_tokens, "timeout": timeout, "num_retries": retries}
-    return {name: value for name, value in options.items() if value is not None}
+    return RunOptions(
+        model_options={name: value for name, value in options.items() if value is not None}
+    )
 
 
 key_option = click.option(

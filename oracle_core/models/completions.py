@@ -25,6 +25,7 @@ from oracle_core.models.wire import (
     usage_from,
     wire_messages,
 )
+from oracle_core.settings.model_tables import DEFAULTS
 from oracle_core.values.messages import ModelRequest, ModelResponse, Usage
 
 __all__ = [
@@ -94,7 +95,7 @@ CALL_SETTINGS = frozenset({"timeout", "num_retries", "retry_on"})
 """Request options that set how one call is made, not what is asked: never sent to the
 server, they override the model's own :class:`ProviderModel` settings for that call."""
 
-DEFAULT_MAX_TOKENS = 4096
+DEFAULT_MAX_TOKENS: int = DEFAULTS["max_tokens"]
 """The ``max_tokens`` sent when neither the model's options nor the request set one (nor
 ``max_completion_tokens``): a local model that does not stop would otherwise write until its
 context is full. A reply cut there ends with ``finish_reason: "length"`` and the run says so
@@ -155,8 +156,8 @@ class ProviderModel(Model):
         *,
         api_base: str | None = None,
         api_key: str | None = None,
-        num_retries: int = 2,
-        timeout: float = 120.0,
+        num_retries: int = DEFAULTS["retries"],
+        timeout: float = DEFAULTS["timeout"],
         retry_on: Collection[str] | None = None,
         **options: Any,
     ) -> None:

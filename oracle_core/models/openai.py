@@ -57,7 +57,7 @@ from oracle_core.models.completions import (
     relay_stream,
     with_spent,
 )
-from oracle_core.models.retries import RETRY_ON, retry_on_set
+from oracle_core.models.retries import RETRY_ON
 from oracle_core.models.wire import response_from, wire_messages
 from oracle_core.settings.reading import env_choice
 from oracle_core.values.messages import ModelRequest, ModelResponse, Usage
@@ -187,16 +187,15 @@ def model_for(
         for key, value in (("timeout", timeout), ("num_retries", num_retries))
         if value is not None
     }
-    chosen = retry_on_set(retry_on)
     client = env_choice(os.environ if env is None else env, MODEL_CLIENT, MODEL_CLIENTS, "auto")
     if client == "auto" and sends_directly(name, options):
         return OpenAIModel(
-            name, api_base=api_base, api_key=api_key, retry_on=chosen, **settings, **options
+            name, api_base=api_base, api_key=api_key, retry_on=retry_on, **settings, **options
         )
     from oracle_core.models.litellm import LiteLLMModel
 
     return LiteLLMModel(
-        name, api_base=api_base, api_key=api_key, retry_on=chosen, **settings, **options
+        name, api_base=api_base, api_key=api_key, retry_on=retry_on, **settings, **options
     )
 
 

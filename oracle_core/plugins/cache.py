@@ -42,11 +42,10 @@ import logging
 import operator
 import os
 import sys
-import tempfile
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from types import ModuleType
-from typing import Any, BinaryIO, NamedTuple
+from typing import IO, Any, BinaryIO, NamedTuple
 
 import pydantic
 
@@ -59,6 +58,7 @@ from oracle_core.authoring.tools.tool import (
     tool_fingerprint,
 )
 from oracle_core.plugins.discovery import PluginSource, normalize
+from oracle_core.values.files import remove_others, replacing
 
 log = logging.getLogger("oracle_core.plugins")
 
@@ -159,7 +159,7 @@ class StartupCache:
         text = entry.get("schemas")
         if not isinstance(text, str):
             return False
-        schemas = _Schemas(text)
+        schemas = CachedSchemas(self.path, _name(source), key, text=text)
         for index, tool in enumerate(tools):
             prime_schema(tool, functools.partial(schemas.get, index))
         return True
@@ -171,7 +171,7 @@ class StartupCache:
         schemas = json.dumps([t.parameters for t in tools], separators=(",", ":"))
         self._load()[_name(source)] = {"key": key, "schemas": schemas}
         self._changed = True
-        kept = _Schemas(schemas)
+        kept = CachedSchemas(self.path, _name(source), key, text=schemas)
         for index, tool in enumerate(tools):  # read back from the text when next shown
             schema_stored(tool, functools.partial(kept.get, index))
 
@@ -263,19 +263,15 @@ class StartupCache:
             return
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            handle, scratch = tempfile.mkstemp(dir=self.path.parent, suffix=".tmp")
-            with os.fdopen(handle, "wb") as out:
+            with replacing(self.path, binary=True) as out:
                 offsets = _write(out, self._entries, self._text)
-            if self._file is not None:  # read from again only after the replace (Windows)
-                self._file.close()
-                self._file = None
-                self._entries = self._last = None
-            os.replace(scratch, self.path)
+                if self._file is not None:  # closed before the replace (Windows)
+                    self._file.close()
+                    self._file = None
+                    self._entries = self._last = None
             for name, found in self._sources.items():  # the lines they point to moved
                 found.offset = offsets.get(name, -1)
-            for stale in self.path.parent.glob("plugins-*.json"):
-                if stale != self.path:  # another format or version: never read again
-                    stale.unlink(missing_ok=True)
+            remove_others(self.path, "plugins-*.json")  # another format or version
         except OSError as error:
             log.debug("start-up cache %s not written: %s", self.path, error)
             return
@@ -389,25 +385,6 @@ class CachedSchemas:
         return narrow
 
 
-class _Schemas:
-    """One plugin's cached tool schemas: a JSON list parsed on first need, then kept."""
-
-    def __init__(self, text: str) -> None:
-        self._text = text
-        self._parsed: list[Any] | None = None
-
-    def get(self, index: int) -> Any:
-        """The schema of the plugin's ``index``-th tool (``None`` when the entry has none).
-
-        Raises:
-            ValueError: when the text is not JSON (the tool then builds its schema).
-        """
-        if self._parsed is None:
-            parsed = json.loads(self._text)
-            self._parsed = parsed if isinstance(parsed, list) else []
-        return self._parsed[index] if index < len(self._parsed) else None
-
-
 _DECODER = json.JSONDecoder()
 _HEADER = f'{{"format":{CACHE_FORMAT},"plugins":{{\n'.encode()
 """The first line of a cache file written one plugin a line (see :func:`_write`)."""
@@ -424,7 +401,7 @@ class _Span(NamedTuple):
 
 
 def _write(
-    out: BinaryIO,
+    out: IO[bytes],
     entries: dict[str, _Span | dict[str, Any]],
     text: Callable[[_Span], bytes],
 ) -> dict[str, int]:

@@ -38,7 +38,7 @@ from oracle_core.plugins.discovery import (
     find_entry_points,
     only_path_finder,
 )
-from oracle_core.values.files import replace_text
+from oracle_core.values.files import remove_others, replace_text
 
 __all__ = ["installed_plugins", "path_state"]
 
@@ -55,7 +55,7 @@ def installed_plugins(path: Sequence[str] | None, folder: Path | None) -> list[P
     (``sys.path`` when ``None``), read from the cache in ``folder`` while the path's state
     is unchanged (see the module's rules); ``folder=None`` always scans."""
     dirs = list(path) if path is not None else list(sys.path)
-    state = path_state(dirs) if folder is not None and _only_path_finder() else None
+    state = path_state(dirs) if folder is not None and only_path_finder() else None
     if state is None or folder is None:
         return find_entry_points(path)
     file = folder / f"entry-points-{_file_digest()}.json"
@@ -93,11 +93,6 @@ def path_state(dirs: Sequence[str]) -> str | None:
         parts.append([entry, stamps])
     text = json.dumps(parts, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()
-
-
-def _only_path_finder() -> bool:
-    """Whether the standard path finder is the only one that reports distributions."""
-    return only_path_finder()
 
 
 def _stamp(path: str) -> list[int] | None:
@@ -150,8 +145,6 @@ def _write(file: Path, state: str, sources: Sequence[PluginSource]) -> None:
     try:
         file.parent.mkdir(parents=True, exist_ok=True)
         replace_text(file, json.dumps(data, separators=(",", ":")))
-        for stale in file.parent.glob("entry-points-*.json"):
-            if stale != file:  # another format or Python: never read again
-                stale.unlink(missing_ok=True)
+        remove_others(file, "entry-points-*.json")  # another format or Python
     except OSError as error:
         log.debug("entry point cache %s not written: %s", file, error)

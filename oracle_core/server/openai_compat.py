@@ -43,7 +43,7 @@ from oracle_core.server.operations import waiting_message
 from oracle_core.server.runs import RunHandle
 from oracle_core.server.sse import PING, sse_message, sse_response, with_pings
 from oracle_core.values.events import RunFinished, TextDelta
-from oracle_core.values.messages import Usage
+from oracle_core.values.messages import FINISH_LENGTH, Usage
 from oracle_core.values.operations import Operation
 from oracle_core.values.result import RunResult
 from oracle_core.values.threads import ThreadState
@@ -109,7 +109,7 @@ def _completion(
     """A ``chat.completion`` for a finished run: its answer, the client tools' calls it
     hands back, or the wait it stopped for."""
     message: dict[str, Any] = {"role": "assistant", "content": result.answer}
-    finish = "length" if result.truncated else "stop"  # cut at the model's output limit
+    finish = FINISH_LENGTH if result.truncated else "stop"  # cut at the model's output limit
     extra: dict[str, Any] = {}
     if result.status == "waiting_for_client":
         message = {"role": "assistant", "content": None, "tool_calls": result.client_calls}
@@ -401,7 +401,7 @@ async def _chunks(
                     break
                 if event.answer and not streamed:
                     yield chunk({"content": event.answer})
-                yield chunk({}, "length" if event.truncated else "stop")
+                yield chunk({}, FINISH_LENGTH if event.truncated else "stop")
                 if include_usage:
                     yield sse_message({**base, "choices": [], "usage": _usage(event.usage)})
         if not finished:

@@ -208,9 +208,8 @@ def _response(
     (the reason is the wait) or its answer was cut at the model's output limit
     (``max_output_tokens``, as OpenAI says)."""
     waiting = finished.status in PERSON_WAITS
-    truncated = finished.truncated and not waiting
     incomplete = {"reason": finished.status} if waiting else None
-    if truncated:
+    if finished.truncated:  # only a completed run is ever cut off
         incomplete = {"reason": "max_output_tokens"}
     waits = [
         o if isinstance(o, Operation) else Operation.from_record(o) for o in finished.operations

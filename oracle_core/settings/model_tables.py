@@ -37,7 +37,7 @@ from typing import Any
 
 from oracle_core.errors import ConfigError
 from oracle_core.settings.reading import env_number, line_of
-from oracle_core.settings.unknown import closest
+from oracle_core.settings.unknown import closest, config_text
 
 EVERY_MODEL = "*"
 """The name of the table that holds the defaults of every model: ``[models."*"]``."""
@@ -76,7 +76,7 @@ DEFAULTS: Mapping[str, Any] = {
     "temperature": None,
 }
 """What a model uses for a key nothing sets (``None``: nothing is sent, the provider's own
-applies). The model classes hold these defaults themselves; a test keeps the two equal."""
+applies). The model classes take their defaults from here."""
 
 
 @dataclass(frozen=True)
@@ -155,14 +155,14 @@ def read_model_tables(
         ConfigError: an unknown key, a value of the wrong kind or out of range, or two
             tables for one model (a model string and an alias of it).
     """
-    text = _text(path) if section else ""
     tables: dict[str, dict[str, Any]] = {}
     named: dict[str, str] = {}
     for name, table in section.items():
         if not name.strip():
-            raise _error(path, text, name, None, name, 'a model string, an alias or "*"')
+            raise _error(path, name, None, name, 'a model string, an alias or "*"')
         model = name if name == EVERY_MODEL else resolve(name)
         if model in named:
+            text = config_text(path)  # read again only to say where: the file is wrong
             raise ConfigError(
                 f"{_where(path, text, name, None)}: [models.{_quoted(name)}] and "
                 f"[models.{_quoted(named[model])}] both configure the model {model}: "
@@ -173,9 +173,7 @@ def read_model_tables(
                 expected="one table per model",
             )
         named[model] = name
-        tables[model] = {
-            key: _checked(path, text, name, key, value) for key, value in table.items()
-        }
+        tables[model] = {key: _checked(path, name, key, value) for key, value in table.items()}
     return tables
 
 
@@ -200,45 +198,45 @@ def merged(
     return ModelCallSettings(**values, sources=sources)
 
 
-def _checked(path: Path, text: str, table: str, key: str, value: Any) -> Any:
+def _checked(path: Path, table: str, key: str, value: Any) -> Any:
     """``value`` of ``key`` in ``[models.<table>]`` when it fits, else the error saying why."""
     if key not in KEYS:
         near = closest(key, KEYS)
         hint = f"did you mean {near}? " if near else ""
         raise _error(
-            path, text, table, key, value,
+            path, table, key, value,
             f"one of the keys {', '.join(KEYS)} ({hint}remove or rename {key})",
             unknown=True,
         )  # fmt: skip
     if key == "timeout":
         if not _number(value) or not value > 0:
-            raise _error(path, text, table, key, value, "a number of seconds above 0, e.g. 300")
+            raise _error(path, table, key, value, "a number of seconds above 0, e.g. 300")
         return float(value)
     if key == "temperature":
         if not _number(value) or value < 0:
-            raise _error(path, text, table, key, value, "a number of at least 0, e.g. 0.2")
+            raise _error(path, table, key, value, "a number of at least 0, e.g. 0.2")
         return float(value)
     if key == "retries":
         if type(value) is not int or value < 0:
-            raise _error(path, text, table, key, value, "a whole number of at least 0, e.g. 2")
+            raise _error(path, table, key, value, "a whole number of at least 0, e.g. 2")
         return value
     if key == "max_tokens":
         if type(value) is not int or value < 1:
-            raise _error(path, text, table, key, value, "a whole number of at least 1, e.g. 1024")
+            raise _error(path, table, key, value, "a whole number of at least 1, e.g. 1024")
         return value
-    return _retry_on(path, text, table, value)
+    return _retry_on(path, table, value)
 
 
-def _retry_on(path: Path, text: str, table: str, value: Any) -> tuple[str, ...]:
+def _retry_on(path: Path, table: str, value: Any) -> tuple[str, ...]:
     names = ", ".join(f'"{n}"' for n in sorted(RETRY_ON))
     expected = f'a list of names among {names} (e.g. ["timeout", "429"]; [] retries nothing)'
     if not isinstance(value, list):
-        raise _error(path, text, table, "retry_on", value, expected)
+        raise _error(path, table, "retry_on", value, expected)
     for item in value:
         if not isinstance(item, str) or item not in RETRY_ON:
             if type(item) is int and str(item) in RETRY_ON:  # 429 is not the name "429"
                 expected = f'"{item}" (a status is named as a string); {expected}'
-            raise _error(path, text, table, "retry_on", item, expected, item=True)
+            raise _error(path, table, "retry_on", item, expected, item=True)
     return tuple(dict.fromkeys(value))  # in order, each once
 
 
@@ -248,7 +246,6 @@ def _number(value: Any) -> bool:
 
 def _error(
     path: Path,
-    text: str,
     table: str,
     key: str | None,
     value: Any,
@@ -258,6 +255,7 @@ def _error(
     item: bool = False,
 ) -> ConfigError:
     dotted = f"models.{table}" + (f".{key}" if key else "")
+    text = config_text(path)  # read again only to say where: the file is wrong
     where = _where(path, text, table, key)
     shown = f"[models.{_quoted(table)}]"
     if unknown:
@@ -303,10 +301,3 @@ def _shown(value: Any) -> str:
     else:
         text = str(value)
     return text if len(text) <= 60 else text[:57] + "..."
-
-
-def _text(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return ""

@@ -57,7 +57,7 @@ def _first_line_under(text: str, key: str) -> int | None:
 def warn_unknown_config_names(path: Path, data: Mapping[str, Any]) -> list[str]:
     """Log (and return) :func:`unknown_config_names` of ``oracle.toml`` at ``path``, read
     as ``data``, as warnings on the ``oracle_core.settings`` logger."""
-    warnings = unknown_config_names(path, _text(path), data) if _has_unknown(data) else []
+    warnings = unknown_config_names(path, config_text(path), data) if _has_unknown(data) else []
     for warning in warnings:
         log.warning("%s", warning)
     return warnings
@@ -73,7 +73,9 @@ def _has_unknown(data: Mapping[str, Any]) -> bool:
     )
 
 
-def _text(path: Path) -> str:
+def config_text(path: Path) -> str:
+    """The text of the config file ``path`` (``""`` when it cannot be read), read again
+    only to say where something is."""
     try:
         return path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
@@ -127,7 +129,7 @@ def unknown_plugin_tables(
 ) -> list[str]:
     """One warning for each ``[plugins.<name>]`` of ``configured`` that names none of the
     ``known`` plugins (installed, given in code, or an MCP server), with the closest name."""
-    text = _text(path) if any(name not in known for name in configured) else ""
+    text = config_text(path) if any(name not in known for name in configured) else ""
     warnings = []
     for name in configured:
         if name in known:

@@ -23,7 +23,7 @@ import re
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -149,9 +149,25 @@ def _handler(owner: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
             data = json.dumps(body).encode()
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
+            self._send_body(data)
+
+        def _send_body(self, data: bytes) -> None:
+            """Ends the headers with a Content-Length and writes ``data`` as the whole body."""
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()
             self.wfile.write(data)
+
+        def _send_chunked(self, pieces: Iterable[str | bytes]) -> None:
+            """Ends the headers with chunked transfer encoding and sends each piece as its own
+            chunk, flushed as it goes, then the terminating empty chunk."""
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            for piece in pieces:
+                data = piece.encode() if isinstance(piece, str) else piece
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+                self.wfile.flush()
+            self.wfile.write(b"0\r\n\r\n")
+            self.wfile.flush()
 
         def do_GET(self) -> None:
             if self.path.rstrip("/").endswith("/models"):
@@ -219,20 +235,10 @@ def _handler(owner: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
             for name, value in exchange.headers.items():
                 self.send_header(name, value)
             if not exchange.stream:
-                data = exchange.body.encode()
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                self._send_body(exchange.body.encode())
                 return
             # Each recorded event goes out as its own chunk, as the server flushed it.
-            self.send_header("Transfer-Encoding", "chunked")
-            self.end_headers()
-            for event in exchange.events:
-                data = event.encode()
-                self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
-                self.wfile.flush()
-            self.wfile.write(b"0\r\n\r\n")
-            self.wfile.flush()
+            self._send_chunked(exchange.events)
 
         def _embeddings(self, body: dict[str, Any]) -> None:
             texts = body.get("input")
@@ -253,15 +259,8 @@ def _handler(owner: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
             # provider's does: a client pays for one connection, not one per streamed call.
             self.send_response(200)
             self.send_header("Content-Type", "text/event-stream")
-            self.send_header("Transfer-Encoding", "chunked")
-            self.end_headers()
             events = [f"data: {json.dumps(c)}\n\n" for c in _chunks(reply, calls, usage, model)]
-            for event in [*events, "data: [DONE]\n\n"]:
-                data = event.encode()
-                self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
-                self.wfile.flush()
-            self.wfile.write(b"0\r\n\r\n")
-            self.wfile.flush()
+            self._send_chunked([*events, "data: [DONE]\n\n"])
 
     return Handler
 

@@ -2,7 +2,7 @@
 
 Two paths on purpose. Every ``@tool`` reads its description at import, so
 :func:`docstring_summary` (and :func:`summary`) is a scan for the first section title; the
-``Args:`` descriptions of :func:`argument_docs` (and :func:`parse_docstring`) wait until
+``Args:`` descriptions of :func:`argument_docs` wait until
 the tool's schema is first built (a warm start never reads them, nor imports
 docstring_parser).
 
@@ -101,19 +101,11 @@ def docstring_summary(doc: str) -> str:
     return "\n".join([lines[0].lstrip(), *(line[margin:] for line in lines[1:])]).strip()
 
 
-def parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
-    """Split a Google-style docstring into its description and ``Args:`` descriptions.
-
-    Parsed as ``docstring_parser`` parses it; an argument's description is one line (its
-    wrapped lines joined by spaces). A section it cannot parse gives no argument
-    descriptions rather than an error: they are help for the model, never required.
-    """
-    return summary(doc), argument_docs(doc)
-
-
 def argument_docs(doc: str) -> dict[str, str]:
     """The ``Args:`` descriptions of a Google-style docstring, by argument name, each on
-    one line (what :func:`parse_docstring` gives beside the description)."""
+    one line (its wrapped lines joined by spaces). Parsed as ``docstring_parser`` parses
+    it; a section it cannot parse gives none rather than an error: they are help for the
+    model, never required."""
     args = _quick_args(doc)
     return _parsed_args(doc) if args is None else args
 
