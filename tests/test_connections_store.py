@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import logging
 import pickle
+import random
 from collections.abc import Callable
 from pathlib import Path
 
@@ -223,6 +225,37 @@ def test_a_missing_or_invalid_key_says_which_variable_and_how_to_make_one(value:
     assert "oracle connections keygen" in message
     if value.strip():
         assert value.split(",")[-1] not in message  # the key itself is never shown
+
+
+def _key_variants(seed: int) -> tuple[list[str], list[str]]:
+    """Seeded well-formed keys, and near misses of each: unpadded, too long or short, the
+    standard alphabet's ``+`` and ``/``, a stray character (what no version may accept)."""
+    rng = random.Random(seed)
+    good, bad = [], []
+    for _ in range(50):
+        key = base64.urlsafe_b64encode(rng.randbytes(32)).decode("ascii")
+        good.append(key)
+        spot = rng.randrange(43)
+        bad += [
+            key.rstrip("="),
+            key + "=",
+            key[:-2] + "=",
+            base64.urlsafe_b64encode(rng.randbytes(rng.choice([16, 24, 31, 33, 48]))).decode(),
+            key[:spot] + rng.choice("+/ .é\x00") + key[spot + 1 :],
+        ]
+    return good, bad
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_key_is_valid_exactly_when_it_is_32_bytes_of_padded_url_safe_base64(seed: int) -> None:
+    good, bad = _key_variants(seed)
+
+    for key in good:
+        vault = Vault([key])
+        assert vault.open("p", "n", "", vault.seal("p", "n", "", "v")).reveal() == "v"
+    for key in bad:
+        with pytest.raises(SecretKeyError, match="not a valid key"):
+            Vault([key])
 
 
 async def test_nothing_is_stored_when_the_key_is_missing(

@@ -3,6 +3,10 @@ real subprocess) and ``/mcp`` on ``oracle serve`` over streamable HTTP (uvicorn 
 
 from __future__ import annotations
 
+import pytest
+
+pytest.importorskip("mcp", reason="the MCP SDK is not installed: pip install -e '.[mcp]'")
+
 import json
 import os
 import random
@@ -13,7 +17,6 @@ from typing import Any
 
 import anyio
 import httpx
-import pytest
 from mcp import Client, StdioServerParameters
 from support import serve_app
 

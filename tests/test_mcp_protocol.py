@@ -5,6 +5,10 @@ gate's rule, ``ping`` and ``logging/setLevel``. Driven with the SDK's own client
 
 from __future__ import annotations
 
+import pytest
+
+pytest.importorskip("mcp", reason="the MCP SDK is not installed: pip install -e '.[mcp]'")
+
 import base64
 import json
 import logging
@@ -18,7 +22,6 @@ from typing import Any
 
 import anyio
 import httpx
-import pytest
 from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from support import serve_app

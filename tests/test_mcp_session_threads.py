@@ -4,13 +4,16 @@ behind; a load is saved, so its thread stays."""
 
 from __future__ import annotations
 
+import pytest
+
+pytest.importorskip("mcp", reason="the MCP SDK is not installed: pip install -e '.[mcp]'")
+
 import json
 import os
 import sys
 from pathlib import Path
 
 import anyio
-import pytest
 from mcp import Client, StdioServerParameters
 from support import serve_app
 

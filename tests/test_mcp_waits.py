@@ -6,6 +6,10 @@ the call once. Driven with the SDK's own client against ``/mcp`` (uvicorn on 127
 
 from __future__ import annotations
 
+import pytest
+
+pytest.importorskip("mcp", reason="the MCP SDK is not installed: pip install -e '.[mcp]'")
+
 import json
 import os
 import sys
@@ -16,7 +20,6 @@ from typing import Any
 
 import anyio
 import mcp.types as types
-import pytest
 from mcp import Client, StdioServerParameters
 from support import SitePackages
 from test_mcp_protocol import connect, serve

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import pytest
+
+pytest.importorskip("psycopg", reason="psycopg is not installed: pip install -e '.[postgres]'")
+
 import json
 from pathlib import Path
 

@@ -6,6 +6,10 @@ Each test starts real server processes sharing a Postgres schema of the test's o
 
 from __future__ import annotations
 
+import pytest
+
+pytest.importorskip("psycopg", reason="psycopg is not installed: pip install -e '.[postgres]'")
+
 import contextlib
 import json
 import os
@@ -19,7 +23,6 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import pytest
 from stores import PgSchema
 from support import follow_thread, start_serve
 

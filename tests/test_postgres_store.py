@@ -6,6 +6,10 @@ store-neutral promises are in the conformance suite (``test_checkpointers.py``).
 
 from __future__ import annotations
 
+import pytest
+
+pytest.importorskip("psycopg", reason="psycopg is not installed: pip install -e '.[postgres]'")
+
 import asyncio
 import random
 from collections.abc import AsyncIterator
@@ -14,7 +18,6 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
-import pytest
 from stores import KINDS, PgSchema, opener
 
 from oracle_core import StoreSchemaError

@@ -9,7 +9,10 @@ another row of the store (another user's, another plugin's) does not open there.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
+import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
@@ -27,6 +30,23 @@ _HOW = (
     "`export ORACLE_SECRET_KEY=$(oracle connections keygen)`; keep it out of oracle.toml "
     "and out of version control"
 )
+
+
+# A Fernet key as the Fernet specification writes it: 32 bytes in url-safe base64 with its
+# padding, 44 characters. Decided here, not by ``cryptography``: its releases disagree on
+# whether a key without the padding is valid (51 accepts 43 characters), and a key that one
+# version accepts and the next refuses would lock an operator out of what it sealed.
+_KEY_SHAPE = re.compile(r"[A-Za-z0-9_-]{43}=")
+
+
+def is_valid_key(key: str) -> bool:
+    """Whether ``key`` is a Fernet key: 32 bytes in url-safe base64, padded (44 characters)."""
+    if not _KEY_SHAPE.fullmatch(key):
+        return False
+    try:
+        return len(base64.urlsafe_b64decode(key)) == 32
+    except (binascii.Error, ValueError):
+        return False
 
 
 def generate_key() -> str:
@@ -60,14 +80,13 @@ class Vault:
             raise SecretKeyError(f"{SECRET_KEY_VARIABLE} is not set: {_HOW}")
         fernets = []
         for index, key in enumerate(keys, 1):
-            try:
-                fernets.append(Fernet(key.encode("ascii")))
-            except (ValueError, UnicodeEncodeError):
+            if not is_valid_key(key):
                 which = f"key {index} of {len(keys)} in " if len(keys) > 1 else ""
                 raise SecretKeyError(
                     f"{which}{SECRET_KEY_VARIABLE} is not a valid key (it must be 32 bytes in "
                     f"url-safe base64, 44 characters): {_HOW}"
-                ) from None
+                )
+            fernets.append(Fernet(key.encode("ascii")))
         self._fernet: MultiFernet = MultiFernet(fernets)
 
     @classmethod

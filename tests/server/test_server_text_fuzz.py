@@ -13,6 +13,10 @@ A lone surrogate reads back as U+FFFD; a pair written as two code units as its c
 
 from __future__ import annotations
 
+import pytest
+
+pytest.importorskip("mcp", reason="the MCP SDK is not installed: pip install -e '.[mcp]'")
+
 import json
 import random
 from collections.abc import Callable
@@ -21,7 +25,6 @@ from typing import Any
 
 import httpx
 import openai
-import pytest
 from mcp import Client
 from support import reference_text
 

@@ -4,12 +4,17 @@ meta-tools, and a resumed run in the waiting run's trace."""
 
 from __future__ import annotations
 
+import pytest
+
+pytest.importorskip(
+    "opentelemetry.sdk", reason="OpenTelemetry's SDK is not installed: pip install -e '.[otel]'"
+)
+
 import asyncio
 import json
 from pathlib import Path
 from typing import Any
 
-import pytest
 from conftest import MakeOracle
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor

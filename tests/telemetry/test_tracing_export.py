@@ -3,6 +3,12 @@ decodes the protobuf, and an incoming ``traceparent`` on the HTTP API parenting 
 
 from __future__ import annotations
 
+import pytest
+
+pytest.importorskip(
+    "opentelemetry.sdk", reason="OpenTelemetry's SDK is not installed: pip install -e '.[otel]'"
+)
+
 import asyncio
 import json
 import os
@@ -17,7 +23,6 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import pytest
 from conftest import MakeOracle
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest

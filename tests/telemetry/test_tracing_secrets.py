@@ -4,9 +4,14 @@ returning and raising with its Secret, traced with ``ORACLE_TRACE_CONTENT=1``.""
 
 from __future__ import annotations
 
+import pytest
+
+pytest.importorskip(
+    "opentelemetry.sdk", reason="OpenTelemetry's SDK is not installed: pip install -e '.[otel]'"
+)
+
 from collections.abc import AsyncIterator
 
-import pytest
 from support import SitePackages
 from telemetry.test_tracing import Traced, every_value
 from test_connections_runs import ALICE_KEY, ORG_KEY, World, ask
