@@ -80,6 +80,12 @@ def _turn(messages: Sequence[Mapping[str, Any]]) -> tuple[str, Sequence[Mapping[
     return "", []
 
 
+_NO_CATALOG = (
+    "This surface shows no capability list, and the demo model only follows the manifest "
+    "examples it finds there: set ORACLE_MODEL to a real model to use these tools."
+)
+
+
 class DemoModel(Model):
     """A scripted stand-in model that walks the discovery loop offline (see module docs)."""
 
@@ -102,6 +108,8 @@ class DemoModel(Model):
         calls = [c["function"]["name"] for m in turn for c in m.get("tool_calls") or []]
         results = [str(m.get("content") or "") for m in turn if m.get("role") == "tool"]
         if not calls:
+            if LIST_CAPABILITIES not in shown:  # a specialist surface: no catalog to walk
+                return assistant_message(_NO_CATALOG, None)
             return self._call(LIST_CAPABILITIES, {})
         last, result = calls[-1], results[-1] if results else ""
         query = query_words(user)
