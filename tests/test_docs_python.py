@@ -117,10 +117,3 @@ def test_the_python_block_runs_as_written(block: Block, workdir: Path) -> None:
         execute(block, module)
     if callable(getattr(module, "oracle_manifest", None)):
         check_plugin(module)
-
-
-def test_fragments_are_few_and_say_what_they_need() -> None:
-    fragments = [b for b in all_blocks() if b.fragment]
-
-    assert len(fragments) <= 8, [b.id for b in fragments]
-    assert all(len(b.fragment or "") >= 10 for b in fragments)
