@@ -63,7 +63,8 @@ def test_the_scaffold_depends_on_the_distribution_the_core_is_installed_as() -> 
 
     [requirement] = core_requirements(pyproject)
     assert installed_as() == {requirement.name}
-    assert f"https://pypi.org/project/{DISTRIBUTION}/" in plugin_files("foo")["README.md"]
+    # Named, not linked: the distribution has no page on the package index until published.
+    assert f"(the `{DISTRIBUTION}` distribution)" in plugin_files("foo")["README.md"]
 
 
 @pytest.mark.parametrize("path", PLUGIN_PROJECTS, ids=lambda p: p.parent.name)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import subprocess
 import sys
 import tomllib
@@ -218,3 +219,116 @@ def test_bad_names_and_existing_folders_are_refused(
 
     assert result.exit_code == 2
     assert message in result.output
+
+
+ROOT = Path(__file__).resolve().parents[1]
+GIT_URL = "git+https://example.com/team/oracle-core.git@v0.1.0"
+
+
+def development_steps(readme: str) -> list[str]:
+    block = readme.split("## Development", 1)[1].split("```sh\n", 1)[1].split("```", 1)[0]
+    return block.splitlines()
+
+
+@pytest.mark.parametrize(
+    ("core", "first"),
+    [
+        (str(ROOT), f"pip install -e {ROOT}  #"),
+        (f"{ROOT}/", f"pip install -e {ROOT}  #"),
+        (GIT_URL, f"pip install 'oracle-core-runtime @ {GIT_URL}'  #"),
+        ("oracle-core-runtime", "pip install -e '.[test]' ruff"),
+    ],
+)
+def test_the_readme_installs_the_core_first_from_where_core_says(
+    tmp_path: Path, core: str, first: str
+) -> None:
+    result = CliRunner().invoke(
+        main, ["plugin", "new", "foo", "--directory", str(tmp_path), "--core", core]
+    )
+    package = tmp_path / "oracle-plugin-foo"
+
+    assert result.exit_code == 0, result.output
+    steps = development_steps((package / "README.md").read_text())
+    assert steps[0].startswith(first)
+    assert steps[-3:] == [
+        "pip install -e '.[test]' ruff",
+        "pytest",
+        "ruff format --check . && ruff check .",
+    ]
+    # The dependency stays publishable: the package index refuses direct references.
+    dependencies = tomllib.loads((package / "pyproject.toml").read_text())["project"][
+        "dependencies"
+    ]
+    assert dependencies[0] == "oracle-core-runtime"
+    if first.startswith("pip install -e /"):
+        assert f"pip install -e {ROOT}" in result.output  # "Next:" says it too
+
+
+def test_without_core_the_readme_installs_the_checkout_this_oracle_runs_from(
+    tmp_path: Path,
+) -> None:
+    result = CliRunner().invoke(main, ["plugin", "new", "foo", "--directory", str(tmp_path)])
+
+    steps = development_steps((tmp_path / "oracle-plugin-foo/README.md").read_text())
+    assert result.exit_code == 0, result.output
+    assert steps[0].startswith(f"pip install -e {ROOT}  #")  # this suite runs an editable checkout
+
+
+def test_a_url_core_is_installed_first_by_the_workflow_and_a_path_is_not(tmp_path: Path) -> None:
+    remote = yaml.safe_load(
+        plugin_files("foo", core_install=f"'oracle-core-runtime @ {GIT_URL}'")[
+            ".github/workflows/test.yml"
+        ]
+    )
+    local = yaml.safe_load(
+        plugin_files("foo", core_install=f"-e {ROOT}")[".github/workflows/test.yml"]
+    )
+
+    def install(workflow: dict[str, object]) -> str:
+        [job] = workflow["jobs"].values()  # type: ignore[attr-defined]
+        return next(s["run"] for s in job["steps"] if s.get("name") == "Install")
+
+    assert install(remote).splitlines() == [
+        f"python -m pip install 'oracle-core-runtime @ {GIT_URL}'",
+        "python -m pip install -e '.[test]' ruff",
+    ]
+    assert (
+        install(local) == "python -m pip install -e '.[test]' ruff"
+    )  # a CI runner has no such path
+
+
+def _not_a_checkout(root: Path, seed: int) -> Path:
+    """One of a seeded class of folders and paths that are not a checkout of oracle-core."""
+    kind = random.Random(seed).choice(["empty", "other", "broken", "nameless", "file", "missing"])
+    place = root / f"{kind}-{seed}"
+    if kind == "missing":
+        return place
+    if kind == "file":
+        place.write_text("[project]\nname = 'oracle-core-runtime'\n")
+        return place
+    place.mkdir()
+    text = {
+        "empty": None,
+        "other": "[project]\nname = 'oracle-core'\n",  # the unrelated project on the index
+        "broken": "[project\nname = 'oracle-core-runtime'\n",
+        "nameless": "[build-system]\nrequires = []\n",
+    }[kind]
+    if text is not None:
+        (place / "pyproject.toml").write_text(text)
+    return place
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_a_core_folder_that_is_not_a_checkout_is_refused_naming_the_fix(
+    tmp_path: Path, seed: int
+) -> None:
+    core = _not_a_checkout(tmp_path, seed)
+
+    result = CliRunner().invoke(
+        main, ["plugin", "new", "foo", "--directory", str(tmp_path), "--core", str(core)]
+    )
+
+    assert result.exit_code == 2
+    assert "is not a checkout of oracle-core" in result.output
+    assert "git+https://" in result.output  # what to give instead
+    assert not (tmp_path / "oracle-plugin-foo").exists()

@@ -37,7 +37,16 @@ def plugin_group() -> None:
     show_default=True,
     help="The package's license (SPDX): its pyproject field and LICENSE file.",
 )
-def new_command(name: str, directory: Path, visibility: str, license_: str) -> None:
+@click.option(
+    "--core",
+    metavar="PATH_OR_URL",
+    help="Where the plugin's README and workflow install oracle-core from until "
+    "oracle-core-runtime is on the package index: a checkout's folder or a URL pip takes "
+    "(git+https://...). [default: where this oracle-core comes from]",
+)
+def new_command(
+    name: str, directory: Path, visibility: str, license_: str, core: str | None
+) -> None:
     """Scaffold a complete plugin package NAME: pyproject, manifest, a tool, README, tests.
 
     NAME is the plugin's name, with or without its distribution prefix: `foo` and
@@ -46,10 +55,13 @@ def new_command(name: str, directory: Path, visibility: str, license_: str) -> N
     (.github/workflows/test.yml) that runs ruff and its tests.
     """
     from oracle_core.cli.scaffold import write_plugin
+    from oracle_core.cli.scaffold_core import core_install
 
     try:
-        root = write_plugin(directory, name, visibility, license_)
+        install = core_install(core)
+        root = write_plugin(directory, name, visibility, license_, install)
     except (FileExistsError, ValueError) as error:
         raise click.UsageError(str(error)) from None
     click.echo(f"Created {root}")
-    click.echo(f"Next:\n  cd {root}\n  pip install -e '.[test]'\n  pytest\n  oracle plugins")
+    first = f"  pip install {install}   # oracle-core, in a new environment\n" if install else ""
+    click.echo(f"Next:\n  cd {root}\n{first}  pip install -e '.[test]'\n  pytest\n  oracle plugins")

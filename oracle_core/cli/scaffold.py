@@ -13,6 +13,7 @@ import datetime
 from pathlib import Path
 
 from oracle_core.authoring.manifest import NAME_PATTERN
+from oracle_core.cli.scaffold_core import is_remote
 from oracle_core.version import DISTRIBUTION
 
 DIST_PREFIX = "oracle-plugin-"
@@ -191,10 +192,10 @@ async def test_the_model_finds_loads_and_calls_it(
 
 README = """# {dist}
 
-{title}: a plugin for [oracle-core](https://pypi.org/project/{core}/) agents.
+{title}: a plugin for oracle-core agents (the `{core}` distribution).
 
 ```sh
-pip install {dist}
+pip install .             # from this folder (once it is published: pip install {dist})
 oracle plugins            # lists "{name}"
 oracle ask "Say hello to Ana"
 ```
@@ -219,10 +220,12 @@ a value of the wrong type leaves the plugin out, named in `oracle plugins`.
 ## Development
 
 ```sh
-pip install -e '.[test]' ruff
+{core_step}pip install -e '.[test]' ruff
 pytest
 ruff format --check . && ruff check .
 ```
+
+{core_note}
 
 `.github/workflows/test.yml` runs the same on every push and pull request.
 
@@ -272,6 +275,23 @@ jobs:
       - name: Test
         run: python -m pytest
 """
+
+CORE_STEP = "pip install {install}  # oracle-core first: {core} is not on the package index yet\n"
+
+CORE_NOTE_INSTALLED = (
+    "The first line installs oracle-core from where this package was made (`oracle plugin new "
+    "--core PATH_OR_URL` chooses); `pyproject.toml` depends on `{core}`, which pip then finds "
+    "installed. Drop that line once `{core}` is on the package index."
+)
+
+CORE_NOTE_INDEX = (
+    "`pyproject.toml` depends on `{core}` from the package index. Until it is published there, "
+    "install oracle-core first, from a checkout (`pip install -e /path/to/oracle-core`) or a "
+    'git URL (`pip install "{core} @ git+https://.../oracle-core.git"`).'
+)
+
+_PLUGIN_INSTALL = "python -m pip install -e '.[test]' ruff"
+"""The workflow's install step (the core goes first when it comes from a URL)."""
 
 MIT = """MIT License
 
@@ -334,7 +354,7 @@ def license_text(license: str, dist: str, year: int | None = None) -> str:
 
 
 def plugin_files(
-    name: str, visibility: str = "on-demand", license: str = "Apache-2.0"
+    name: str, visibility: str = "on-demand", license: str = "Apache-2.0", core_install: str = ""
 ) -> dict[str, str]:
     """The files of a new plugin package called ``name``, by relative path.
 
@@ -342,6 +362,9 @@ def plugin_files(
         name: the plugin's name, with or without the ``oracle-plugin-`` prefix.
         visibility: its tier.
         license: the SPDX identifier of its license (one of :data:`LICENSES`).
+        core_install: the ``pip install`` arguments of oracle-core, which its README and
+            (for a URL) its workflow install first; ``""`` when the package index has it
+            (see :mod:`oracle_core.cli.scaffold_core`).
 
     Raises:
         ValueError: when ``name`` is not a valid plugin name, or ``license`` unknown.
@@ -360,12 +383,23 @@ def plugin_files(
         "core": DISTRIBUTION,
     }
     module = values["module"]
+    step = CORE_STEP.format(install=core_install, core=DISTRIBUTION) if core_install else ""
+    note = CORE_NOTE_INSTALLED if core_install else CORE_NOTE_INDEX
+    workflow = WORKFLOW
+    if is_remote(core_install):  # a path on this machine means nothing to a CI runner
+        workflow = WORKFLOW.replace(
+            f"        run: {_PLUGIN_INSTALL}\n",
+            f"        run: |\n          python -m pip install {core_install}\n"
+            f"          {_PLUGIN_INSTALL}\n",
+        )
     return {
         "pyproject.toml": PYPROJECT.format(**values),
-        "README.md": README.format(**values),
+        "README.md": README.format(
+            **values, core_step=step, core_note=note.format(core=DISTRIBUTION)
+        ),
         "LICENSE": license_text(license, values["dist"]),
         ".gitignore": GITIGNORE,
-        ".github/workflows/test.yml": WORKFLOW,
+        ".github/workflows/test.yml": workflow,
         f"{module}/__init__.py": MODULE.format(**values),
         f"{module}/py.typed": "",
         f"tests/test_{snake}.py": TESTS.format(**values),
@@ -373,18 +407,22 @@ def plugin_files(
 
 
 def write_plugin(
-    directory: Path, name: str, visibility: str = "on-demand", license: str = "Apache-2.0"
+    directory: Path,
+    name: str,
+    visibility: str = "on-demand",
+    license: str = "Apache-2.0",
+    core_install: str = "",
 ) -> Path:
     """Write a new plugin package into ``directory/oracle-plugin-<name>`` and return that folder.
 
     ``name`` may carry the ``oracle-plugin-`` prefix: ``oracle-plugin-foo`` and ``foo``
-    write the same package.
+    write the same package; ``core_install`` is as for :func:`plugin_files`.
 
     Raises:
         FileExistsError: when the folder already exists (nothing is overwritten).
         ValueError: when ``name`` is not a valid plugin name, or ``license`` unknown.
     """
-    files = plugin_files(name, visibility, license)
+    files = plugin_files(name, visibility, license, core_install)
     root = directory / f"{DIST_PREFIX}{plugin_name(name)}"
     if root.exists():
         raise FileExistsError(f"{root} already exists: choose another name or folder")
