@@ -111,11 +111,11 @@ def make_targets() -> set[str]:
 
 
 def local_paths(words: list[str]) -> list[str]:
-    """The paths in this checkout a ``pip install`` names: ``.``, ``./x``, ``plugins/x``,
-    and ``#subdirectory=x`` of a URL."""
-    paths = [w for w in words if w in (".", "..") or w.startswith(("./", "plugins/", "contrib/"))]
-    paths += re.findall(r"subdirectory=([\w./-]+)", " ".join(words))
-    return [p.split("[")[0] for p in paths]
+    """The paths in this checkout a ``pip install`` names (``.``, ``'.[server]'``, ``./x``,
+    ``plugins/x``) and the ``#subdirectory=x`` of its URLs."""
+    bare = [word.split("[")[0] for word in words]
+    paths = [w for w in bare if w in (".", "..") or w.startswith(("./", "plugins/", "contrib/"))]
+    return paths + re.findall(r"subdirectory=([\w./-]+)", " ".join(words))
 
 
 @pytest.mark.parametrize("block", BLOCKS, ids=[b.id for b in BLOCKS])
