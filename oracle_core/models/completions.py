@@ -18,6 +18,7 @@ from oracle_core.errors import ModelError
 from oracle_core.models.base import Model
 from oracle_core.models.estimate import prompt_usage
 from oracle_core.models.retries import RETRY_DELAY, RETRY_ON, retry_on_set, with_retries
+from oracle_core.models.unreachable import ORACLE_API_BASE, ModelServer, scrub, unreachable
 from oracle_core.models.wire import (
     StreamAssembler,
     reported,
@@ -58,7 +59,7 @@ def call_failed(model: str, error: BaseException, detail: object | None = None) 
     """
     status = getattr(error, "status_code", None)
     where = f" (HTTP {status})" if status else ""
-    text = error if detail is None else detail
+    text = scrub(str(error if detail is None else detail))
     hint = f" ({KEY_HINT})" if status in (401, 403) else ""
     return ModelError(
         f"model call to {model!r} failed{where}: {type(error).__name__}: {text}{hint}"
@@ -88,7 +89,9 @@ def missing_key(model: str, variables: Sequence[str]) -> str:
 
 def stream_failed(model: str, error: BaseException) -> ModelError:
     """The :class:`ModelError` for a stream from ``model`` that broke after it started."""
-    return ModelError(f"model stream from {model!r} failed: {type(error).__name__}: {error}")
+    return ModelError(
+        f"model stream from {model!r} failed: {type(error).__name__}: {scrub(str(error))}"
+    )
 
 
 CALL_SETTINGS = frozenset({"timeout", "num_retries", "retry_on"})
@@ -173,6 +176,13 @@ class ProviderModel(Model):
     def _prepare(self) -> None:
         """Set up what a subclass keeps besides the settings (called by ``__init__``)."""
 
+    def server(self) -> ModelServer:
+        """Where this model's calls go, named when the server does not answer: the
+        operator's ``api_base`` (``ORACLE_API_BASE``), else the client's default."""
+        if self.api_base:
+            return ModelServer(self.api_base, ORACLE_API_BASE)
+        return ModelServer(None, "the provider's default server")
+
     def settings(self, request: ModelRequest) -> CallSettings:
         """How to make the call for ``request`` (see :class:`CallSettings`).
 
@@ -198,7 +208,12 @@ class ProviderModel(Model):
         attempt: Callable[[], Awaitable[Any]],
         failed: Callable[[BaseException], ModelError],
     ) -> tuple[Any, Usage]:
-        """``attempt`` made under ``settings`` (:func:`~oracle_core.models.retries.with_retries`)."""
+        """``attempt`` made under ``settings`` (:func:`~oracle_core.models.retries.with_retries`).
+
+        A server that did not answer (refused, dropped, timed out) fails with a
+        :class:`~oracle_core.models.unreachable.ModelUnreachableError` naming its URL and the
+        setting behind it; any other failure with what ``failed`` makes of it.
+        """
         estimate: list[Usage] = []
 
         def prompt() -> Usage:
@@ -210,10 +225,15 @@ class ProviderModel(Model):
             attempt,
             num_retries=settings.num_retries,
             retry_on=settings.retry_on,
-            failed=failed,
+            failed=lambda error: self._unreachable(request, error, settings) or failed(error),
             prompt=prompt,
             delay=self.retry_delay,
         )
+
+    def _unreachable(
+        self, request: ModelRequest, error: BaseException, settings: CallSettings
+    ) -> ModelError | None:
+        return unreachable(request.model or self.name, error, self.server(), settings.timeout)
 
 
 def with_spent(response: ModelResponse, spent: Usage) -> ModelResponse:

@@ -6,6 +6,7 @@ a model never pay for its import.
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -19,6 +20,7 @@ from oracle_core.models.completions import (
     relay_stream,
     with_spent,
 )
+from oracle_core.models.unreachable import ORACLE_API_BASE, ModelServer, provider_server
 from oracle_core.models.wire import response_from, wire_messages
 from oracle_core.values.messages import ModelRequest, ModelResponse, Usage
 
@@ -43,6 +45,17 @@ class LiteLLMModel(ProviderModel):
 
     def _prepare(self) -> None:
         self._keys_checked: set[str] = set()  # model strings whose key was found
+
+    def server(self) -> ModelServer:
+        """Where this model's calls go: ``api_base`` (``ORACLE_API_BASE``), else the
+        provider's own variable (``OLLAMA_API_BASE``), else litellm's default for it."""
+        if self.api_base:
+            return ModelServer(self.api_base, ORACLE_API_BASE)
+        try:
+            _, provider, _, default = import_litellm().get_llm_provider(self.name)
+        except Exception:  # a model string litellm cannot place: it named no server either
+            return super().server()
+        return provider_server(str(provider), default, os.environ)
 
     def _arguments(self, request: ModelRequest, settings: CallSettings) -> dict[str, Any]:
         arguments: dict[str, Any] = {

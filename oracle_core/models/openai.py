@@ -58,6 +58,7 @@ from oracle_core.models.completions import (
     with_spent,
 )
 from oracle_core.models.retries import RETRY_ON
+from oracle_core.models.unreachable import ORACLE_API_BASE, ModelServer
 from oracle_core.models.wire import response_from, wire_messages
 from oracle_core.settings.reading import env_choice
 from oracle_core.values.messages import ModelRequest, ModelResponse, Usage
@@ -243,6 +244,18 @@ class OpenAIModel(ProviderModel):
             client = ChatCompletions(api_key=key, base_url=base or None, timeout=self.timeout)
             self._clients[loop] = client
         return client
+
+    def server(self) -> ModelServer:
+        """Where this model's calls go: ``api_base`` (``ORACLE_API_BASE``), else
+        ``OPENAI_BASE_URL`` or ``OPENAI_API_BASE``, else OpenAI's own API."""
+        if self.api_base:
+            return ModelServer(self.api_base, ORACLE_API_BASE)
+        for variable in ("OPENAI_BASE_URL", "OPENAI_API_BASE"):
+            if os.environ.get(variable):
+                return ModelServer(os.environ[variable], variable)
+        from oracle_core.models.openai_http import OPENAI_BASE_URL
+
+        return ModelServer(OPENAI_BASE_URL, "OpenAI's own API (ORACLE_API_BASE is not set)")
 
     def litellm(self) -> LiteLLMModel:
         """The ``LiteLLMModel`` with this model's settings, for requests litellm reshapes."""

@@ -13,6 +13,7 @@ from collections.abc import Awaitable, Callable, Collection
 from typing import TypeVar
 
 from oracle_core.errors import ConfigError, ModelError
+from oracle_core.models.unreachable import unreachable_kind
 from oracle_core.settings.model_tables import RETRY_ON as RETRY_ON  # one list, read by both
 from oracle_core.values.messages import Usage
 
@@ -24,9 +25,6 @@ RETRY_DELAY = 0.5
 
 MAX_DELAY = 8.0
 """The longest wait between two attempts, in seconds (as the openai SDK waits)."""
-
-_TIMEOUTS = {"Timeout", "APITimeoutError", "TimeoutError", "TimeoutException"}
-_CONNECTIONS = {"APIConnectionError", "ConnectError", "ConnectionError", "RemoteProtocolError"}
 
 
 def retry_on_set(value: Collection[str] | str | None) -> frozenset[str]:
@@ -56,11 +54,9 @@ def retry_on_set(value: Collection[str] | str | None) -> frozenset[str]:
 
 def failure_kind(error: BaseException) -> str | None:
     """The :data:`RETRY_ON` name of ``error`` (``None``: a failure no retry can help)."""
-    names = {cls.__name__ for cls in type(error).__mro__}
-    if names & _TIMEOUTS:
-        return "timeout"
-    if names & _CONNECTIONS:  # litellm gives a lost connection the status 500: it is one
-        return "connection"
+    kind = unreachable_kind(error)  # litellm gives a lost connection the status 500: it is one
+    if kind is not None:
+        return kind
     status = getattr(error, "status_code", None)
     if isinstance(status, int) and not isinstance(status, bool):
         if status >= 500:
