@@ -239,3 +239,78 @@ async def test_a_run_records_the_model_it_called(tmp_path: Path) -> None:
 
     assert record.model == "openai/gpt-test"
     assert [r.record.model for r in await recent_runs(store, 1) or []] == ["openai/gpt-test"]
+
+
+# -- llm's options: -c, -m, --short -----------------------------------------------------------
+
+
+def test_current_lists_the_runs_of_the_conversation_saved_to_last(home: Path) -> None:
+    code, out, _ = oracle(home, "-c")
+
+    assert code == 0
+    assert [line.split()[2] for line in rows(out)] == ["run-p2", "run-p1"]
+
+
+def test_current_and_a_thread_together_are_a_usage_error(home: Path) -> None:
+    code, _, err = oracle(home, "-c", "--thread", "porto")
+
+    assert code == 2
+    assert "-c/--current or --thread ID, not both" in err
+
+
+def test_model_lists_only_the_runs_that_called_it(tmp_path: Path) -> None:
+    save(tmp_path, "a", [(turn("Hi", "Hello."), run("run-a", "a", 0, model="openai/small"))])
+    save(tmp_path, "b", [(turn("Yo", "Hey."), run("run-b", "b", 5, model="openai/large"))])
+    save(tmp_path, "c", [(turn("Hm", "Ok."), run("run-c", "c", 9, model="openai/small"))])
+
+    _, out, _ = oracle(tmp_path, "-m", "openai/small", "-n", "1")
+    _, none, _ = oracle(tmp_path, "-m", "openai/absent")
+
+    assert [line.split()[2] for line in rows(out)] == ["run-c"]
+    assert none.strip() == "No runs of openai/absent yet."
+
+
+def test_model_takes_an_alias_of_oracle_toml(tmp_path: Path) -> None:
+    (tmp_path / "oracle.toml").write_text('[aliases]\nsmall = "openai/small"\n')
+    save(tmp_path, "a", [(turn("Hi", "Hello."), run("run-a", "a", 0, model="openai/small"))])
+    save(tmp_path, "b", [(turn("Yo", "Hey."), run("run-b", "b", 5, model="openai/large"))])
+
+    _, out, _ = oracle(tmp_path, "--model", "small")
+
+    assert [line.split()[2] for line in rows(out)] == ["run-a"]
+
+
+def test_short_prints_one_yaml_entry_a_run(home: Path) -> None:
+    yaml = pytest.importorskip("yaml")
+
+    code, out, _ = oracle(home, "--short", "-n", "2")
+
+    assert code == 0
+    entries = yaml.safe_load(out)
+    assert [e["run"] for e in entries] == ["run-p2", "run-l1"]
+    assert entries[0] == {
+        "model": "openai/gpt-4o-mini",
+        "datetime": datetime.fromtimestamp(T0 + 20).astimezone().isoformat(timespec="seconds"),
+        "thread": "porto",
+        "run": "run-p2",
+        "status": "completed",
+        "prompt": "And on Sunday?",
+    }
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_oracles_own_count_is_marked_and_explained(tmp_path: Path, seed: int) -> None:
+    import random
+
+    rng = random.Random(seed)
+    prompt, completion = rng.randrange(1, 5000), rng.randrange(0, 500)
+    usage = Usage(prompt, completion, estimated=True)
+    save(tmp_path, "t", [(turn("Hi", "Hello."), run("run-e", "t", 0, usage=usage))])
+    save(tmp_path, "u", [(turn("Yo", "Hey."), run("run-r", "u", 5, usage=Usage(7, 3)))])
+
+    _, out, _ = oracle(tmp_path)
+
+    reported, estimated = rows(out)[:2]
+    assert f"  ~{prompt} + {completion}  " in estimated
+    assert "7 + 3" in reported and "~" not in reported
+    assert "~: the oracle's own count (o200k_base); the provider reported none" in out
