@@ -176,7 +176,7 @@ class ProviderModel(Model):
     def _prepare(self) -> None:
         """Set up what a subclass keeps besides the settings (called by ``__init__``)."""
 
-    def server(self) -> ModelServer:
+    def endpoint(self) -> ModelServer:
         """Where this model's calls go, named when the server does not answer: the
         operator's ``api_base`` (``ORACLE_API_BASE``), else the client's default."""
         if self.api_base:
@@ -233,7 +233,7 @@ class ProviderModel(Model):
     def _unreachable(
         self, request: ModelRequest, error: BaseException, settings: CallSettings
     ) -> ModelError | None:
-        return unreachable(request.model or self.name, error, self.server(), settings.timeout)
+        return unreachable(request.model or self.name, error, self.endpoint(), settings.timeout)
 
 
 def with_spent(response: ModelResponse, spent: Usage) -> ModelResponse:

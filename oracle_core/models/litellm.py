@@ -46,7 +46,7 @@ class LiteLLMModel(ProviderModel):
     def _prepare(self) -> None:
         self._keys_checked: set[str] = set()  # model strings whose key was found
 
-    def server(self) -> ModelServer:
+    def endpoint(self) -> ModelServer:
         """Where this model's calls go: ``api_base`` (``ORACLE_API_BASE``), else the
         provider's own variable (``OLLAMA_API_BASE``), else litellm's default for it."""
         if self.api_base:
@@ -54,7 +54,7 @@ class LiteLLMModel(ProviderModel):
         try:
             _, provider, _, default = import_litellm().get_llm_provider(self.name)
         except Exception:  # a model string litellm cannot place: it named no server either
-            return super().server()
+            return super().endpoint()
         return provider_server(str(provider), default, os.environ)
 
     def _arguments(self, request: ModelRequest, settings: CallSettings) -> dict[str, Any]:

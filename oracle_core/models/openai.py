@@ -245,7 +245,7 @@ class OpenAIModel(ProviderModel):
             self._clients[loop] = client
         return client
 
-    def server(self) -> ModelServer:
+    def endpoint(self) -> ModelServer:
         """Where this model's calls go: ``api_base`` (``ORACLE_API_BASE``), else
         ``OPENAI_BASE_URL`` or ``OPENAI_API_BASE``, else OpenAI's own API."""
         if self.api_base:
