@@ -27,7 +27,7 @@ from oracle_core.credentials.sealed import Credentials
 from oracle_core.errors import PluginLoadError, StrictPluginError, SurfaceError
 from oracle_core.models.base import Model
 from oracle_core.models.cost import PriceTable
-from oracle_core.plugins.discovery import select
+from oracle_core.plugins.discovery import did_you_mean, select, unmatched
 from oracle_core.plugins.installed import installed_plugins
 from oracle_core.plugins.loader import Candidate, assemble, source_for_object
 from oracle_core.plugins.mcp.assembly import add_mcp_servers, split_servers
@@ -72,6 +72,7 @@ def assemble_plugins(
     candidates = [Candidate(source_for_object(obj), obj) for obj in plugins]
     early: list[PluginLoadError] = []
     installed: list[str] = []
+    disabled: list[str] = []
     if entry_points:
         found = installed_plugins(path, settings.home / "cache")  # scanned once per install
         installed = [name for s in found for name in (s.name, s.distribution) if name]
@@ -80,14 +81,18 @@ def assemble_plugins(
         early += [
             PluginLoadError(
                 f"ORACLE_LOAD_PLUGINS names {name!r}, but no installed plugin or distribution "
-                "has that name: check the spelling, or pip install it",
+                f"has that name{did_you_mean(name, installed)}: check the spelling, or pip "
+                "install it",
                 plugin=name,
             )
             for name in missing
         ]
+        disabled = unmatched(found, settings.disable_plugins)
     host = PluginHost(settings, states)
     registry = assemble(candidates, manager=manager, host=host, failures=early)
-    registry = add_mcp_servers(registry, manager=manager, host=host, code=servers)
+    registry = add_mcp_servers(
+        registry, manager=manager, host=host, code=servers, unmatched_disabled=disabled
+    )
     if entry_points:  # only then is every plugin that could read a table known
         settings.warn_unknown_plugins({*installed, *(p.name for p in registry)})
     if settings.strict and registry.failures:

@@ -165,3 +165,66 @@ def test_entry_points_are_read_from_the_file_as_importlib_metadata_reads_them() 
             (ep.name, ep.value, ep.group) for ep in group_entry_points(text, ENTRY_POINT_GROUP)
         ]
         assert found == expected, (round_, text)
+
+
+@pytest.mark.parametrize(
+    ("typo", "meant"),
+    [
+        ("wether", "weather"),
+        ("Weathr", "weather"),
+        ("oracle-plugin-weathe", "oracle-plugin-weather"),
+        ("clok", "clock"),
+    ],
+)
+def test_a_misspelt_plugin_to_load_names_the_nearest(
+    site: SitePackages, typo: str, meant: str
+) -> None:
+    for name in ("weather", "clock"):
+        site.add(f"oracle-plugin-{name}", plugin_code(name), entry_point=name)
+
+    registry = site.oracle(ORACLE_LOAD_PLUGINS=f"clock,{typo}").registry
+
+    [failure] = registry.failures
+    assert f"ORACLE_LOAD_PLUGINS names {typo!r}" in str(failure)
+    assert f"(did you mean {meant!r}?)" in str(failure)
+
+
+def test_a_name_to_load_near_nothing_suggests_nothing(site: SitePackages) -> None:
+    site.add("oracle-plugin-weather", plugin_code("weather"), entry_point="weather")
+
+    [failure] = site.oracle(ORACLE_LOAD_PLUGINS="zzqx").registry.failures
+
+    assert "did you mean" not in str(failure)
+
+
+def test_a_misspelt_plugin_to_disable_is_a_warning_with_the_nearest(
+    site: SitePackages, caplog: pytest.LogCaptureFixture
+) -> None:
+    site.add("oracle-plugin-weather", plugin_code("weather"), entry_point="weather")
+    site.add("oracle-plugin-clock", plugin_code("clock"), entry_point="clock")
+
+    with caplog.at_level("WARNING", logger="oracle_core"):
+        registry = site.oracle(ORACLE_DISABLE_PLUGINS="wether,clock").registry
+
+    assert list(registry.plugins) == ["weather"]  # the typo disabled nothing
+    warnings = [
+        r.getMessage() for r in caplog.records if "ORACLE_DISABLE_PLUGINS" in r.getMessage()
+    ]
+    assert warnings == [
+        "ORACLE_DISABLE_PLUGINS names 'wether', but no installed plugin, distribution or MCP "
+        "server has that name (did you mean 'weather'?), so it disables nothing: check the "
+        "spelling (oracle plugins lists the names)"
+    ]
+
+
+def test_disabling_an_mcp_server_by_name_is_no_typo(
+    site: SitePackages, caplog: pytest.LogCaptureFixture
+) -> None:
+    home = site.root / "home"
+    home.mkdir()
+    (home / "oracle.toml").write_text('[mcp.files]\ncommand = "nosuch-mcp-server"\n')
+
+    with caplog.at_level("WARNING", logger="oracle_core"):
+        site.oracle(ORACLE_DISABLE_PLUGINS="files")
+
+    assert not [r for r in caplog.records if "ORACLE_DISABLE_PLUGINS" in r.getMessage()]

@@ -230,3 +230,19 @@ def select(
             chosen.append(source)
     missing = [n for n in (load or ()) if normalize(n) not in known]
     return chosen, missing
+
+
+def unmatched(sources: Sequence[PluginSource], names: Sequence[str]) -> list[str]:
+    """The names in ``names`` that are no entry point or distribution name of ``sources``."""
+    known = {n for source in sources for n in source.names()}
+    return [name for name in names if normalize(name) not in known]
+
+
+def did_you_mean(name: str, known: Iterable[str]) -> str:
+    """`` (did you mean 'weather'?)`` for the known name nearest to ``name``; ``""`` if none
+    is near enough (``difflib``, as the ``oracle.toml`` checks suggest)."""
+    from oracle_core.settings.unknown import closest
+
+    choices = {normalize(k): k for k in known}
+    found = closest(normalize(name), list(choices))
+    return f" (did you mean {choices[found]!r}?)" if found is not None else ""

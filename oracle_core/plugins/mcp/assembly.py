@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import logging
 from collections.abc import Sequence
 from typing import Any
 
@@ -22,7 +23,7 @@ import pluggy
 
 from oracle_core.authoring.host import PluginHost
 from oracle_core.errors import PluginConfigError, PluginError, PluginLoadError
-from oracle_core.plugins.discovery import PluginSource, normalize
+from oracle_core.plugins.discovery import PluginSource, did_you_mean, normalize
 from oracle_core.plugins.hooks import HookImpls, call_plugin_hook
 from oracle_core.plugins.loader import Candidate, assemble
 from oracle_core.plugins.mcp.config import MCPServer, servers_from_config
@@ -31,6 +32,8 @@ from oracle_core.plugins.resolve import resolve
 from oracle_core.plugins.worker import HookTimeout, HookWorker, Progress
 
 MCP_HOOK = "oracle_mcp_servers"
+
+log = logging.getLogger("oracle_core.plugins")
 
 
 def split_servers(plugins: Sequence[Any]) -> tuple[list[Any], list[MCPServer]]:
@@ -47,6 +50,7 @@ def add_mcp_servers(
     manager: pluggy.PluginManager,
     host: PluginHost,
     code: Sequence[MCPServer] = (),
+    unmatched_disabled: Sequence[str] = (),
 ) -> Registry:
     """``registry`` with every MCP server defined for it assembled in, after its plugins.
 
@@ -55,6 +59,9 @@ def add_mcp_servers(
         manager: the oracle's plugin manager (the servers' plugin objects join it).
         host: what assembly hooks get; its settings give ``oracle.toml`` and the selection.
         code: servers given in code.
+        unmatched_disabled: names of ``ORACLE_DISABLE_PLUGINS`` that no installed plugin
+            has: each that names no MCP server either is logged as a warning, with the
+            nearest name (it disables nothing: a typo would otherwise go unnoticed).
 
     Returns:
         A new registry (``registry`` itself when no server is defined).
@@ -64,6 +71,7 @@ def add_mcp_servers(
     configured, errors = servers_from_config(settings.mcp_config(), settings.env)
     servers = [*code, *configured, *found]
     failures = [*errors, *failures]
+    _warn_unmatched(unmatched_disabled, registry, servers)
     servers = _selected(servers, settings.load_plugins, settings.disable_plugins)
     # A name of an MCP server is a plugin name: ORACLE_LOAD_PLUGINS may name it.
     names = {normalize(s.name) for s in servers}
@@ -95,6 +103,21 @@ def add_mcp_servers(
         failures=all_failures,
         warnings=[w for w in [*registry.warnings, *added.warnings] if w.plugin in names_kept],
     )
+
+
+def _warn_unmatched(names: Sequence[str], registry: Registry, servers: Sequence[MCPServer]) -> None:
+    """Log each of ``names`` (``ORACLE_DISABLE_PLUGINS``) that names no server either."""
+    known = [*registry.plugins, *(s.name for s in servers)]
+    taken = {normalize(n) for n in known}
+    for name in names:
+        if normalize(name) not in taken:
+            log.warning(
+                "ORACLE_DISABLE_PLUGINS names %r, but no installed plugin, distribution or MCP "
+                "server has that name%s, so it disables nothing: check the spelling "
+                "(oracle plugins lists the names)",
+                name,
+                did_you_mean(name, known),
+            )
 
 
 def _unknown_load_name(failure: PluginError, names: set[str]) -> bool:
