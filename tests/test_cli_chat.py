@@ -343,6 +343,7 @@ def test_from_a_pipe_the_chat_reads_as_a_plain_transcript(
     assert "\x1b[" not in result.stdout  # no colours or cursor moves on a pipe
     lines = [line for line in result.stdout.splitlines() if line.strip()]
     assert lines[1:] == [
-        "you> hi there", "oracle> Hello.", lines[3], "you> /thread", "thread: default", "you> ",
+        "you> hi there", "oracle> Hello.", lines[3], "you> /thread", lines[5], "you> ",
     ]  # fmt: skip
     assert lines[3].startswith("  [") and lines[3].endswith("completion tokens]")
+    assert re.fullmatch(r"thread: chat-\d{8}-\d{6}-[0-9a-f]{6}", lines[5])  # a fresh one

@@ -33,7 +33,11 @@ from oracle_core.version import DISTRIBUTION
 @click.group(cls=OracleGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name=DISTRIBUTION, prog_name="oracle")
 def main() -> None:
-    """oracle: an LLM agent whose capabilities come from plugins."""
+    """oracle: an LLM agent whose capabilities come from plugins.
+
+    `oracle "PROMPT"` asks PROMPT, as `oracle ask "PROMPT"` does (a first word that is no
+    command runs ask, as llm does).
+    """
     import os
 
     from oracle_core.telemetry.otel_setup import configure_from_env

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import asyncio
-import secrets
 import sys
-import time
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import click
 
 from oracle_core.cli.ask_schema import read_schema
+from oracle_core.cli.ask_view import AskView
 from oracle_core.cli.common import (
     api_base_option,
     api_key_option,
@@ -23,13 +23,18 @@ from oracle_core.cli.common import (
     stored_key,
     thread_option_of,
 )
+from oracle_core.cli.conversations import (
+    ASK_THREAD_PREFIX,
+    latest_conversation,
+    new_conversation,
+)
+from oracle_core.cli.notices import quiet_option, quieted, report_left_out
 from oracle_core.cli.operations import print_outcome
 from oracle_core.cli.progress import Progress
-from oracle_core.cli.transcript import status_of
+from oracle_core.cli.run_flags import checked_options, run_flags
 
 if TYPE_CHECKING:
     from oracle_core.oracle import Oracle
-    from oracle_core.store.base import Checkpointer
     from oracle_core.values.attachments import Attachment
     from oracle_core.values.events import Event
     from oracle_core.values.output import OutputSchema
@@ -64,18 +69,10 @@ def read_prompt(prompt: str | None) -> str:
 INTERRUPTED_EXIT = 130
 """Exit status of an ``oracle ask`` stopped by Ctrl-C (128 + SIGINT, as shells report it)."""
 
-ASK_THREAD_PREFIX = "ask-"
-"""How the id of a conversation ``oracle ask`` started begins (``-c`` continues the latest)."""
-
 
 def new_ask_thread() -> str:
     """A fresh thread id for one ``oracle ask``: ``ask-`` then its local time and a suffix."""
-    return f"{ASK_THREAD_PREFIX}{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(3)}"
-
-
-async def latest_ask_thread(store: Checkpointer) -> str | None:
-    """The most recently updated conversation started by ``oracle ask``, if there is one."""
-    return next((t for t in await store.threads() if t.startswith(ASK_THREAD_PREFIX)), None)
+    return new_conversation(ASK_THREAD_PREFIX)
 
 
 def read_attachments(paths: tuple[str, ...]) -> list[Attachment]:
@@ -118,32 +115,51 @@ async def _ask(
     thread: str | None,
     prompt: str,
     user: str,
+    how: AskHow,
     output: OutputSchema | None = None,
     attachments: list[Attachment] | None = None,
     options: RunOptions | None = None,
-) -> RunResult:
+) -> tuple[RunResult, bool]:
+    """The run's result, and whether its answer was streamed to stdout as it came."""
     events: list[Event] = []
-    async with oracle, Progress(sys.stderr) as progress:
-        progress.show("thinking...")
-        if thread is None:  # -c: the latest ask conversation, else a fresh one (as llm)
-            thread = await latest_ask_thread(oracle.checkpointer) or new_ask_thread()
-        stream = oracle.stream(
-            thread,
-            prompt,
-            user_id=user,
-            text_deltas=False,
-            output_type=output,
-            attachments=attachments or (),
-            options=options,
-        )
-        async for event in stream:
-            events.append(event)
-            status = status_of(event)
-            if status is not None:
-                progress.show(status)
+    async with oracle:
+        report_left_out(oracle.registry.failures, quiet=how.quiet)
+        async with Progress(sys.stderr) as progress:
+            view = AskView(progress, sys.stdout, sys.stderr, verbose=how.verbose)
+            progress.show("thinking...")
+            if thread is None:  # -c: the latest conversation, else a fresh one (as llm)
+                thread = await latest_conversation(oracle.checkpointer) or new_ask_thread()
+            stream = oracle.stream(
+                thread,
+                prompt,
+                user_id=user,
+                text_deltas=how.stream,
+                output_type=output,
+                attachments=attachments or (),
+                options=options,
+            )
+            async for event in stream:
+                events.append(event)
+                view.event(event)
+            view.end_line()
     from oracle_core.values.result import RunResult
 
-    return RunResult.from_events(thread, events)
+    return RunResult.from_events(thread, events), view.streamed
+
+
+@dataclass(frozen=True)
+class AskHow:
+    """How ``oracle ask`` shows its run.
+
+    Attributes:
+        stream: print the answer's text as it arrives (a terminal, not ``--no-stream``).
+        verbose: show tool calls, results and loads on stderr as they happen (``-v``).
+        quiet: no line for a plugin left out, nor other warnings (``-q``).
+    """
+
+    stream: bool = False
+    verbose: bool = False
+    quiet: bool = False
 
 
 @click.command("ask")
@@ -153,14 +169,20 @@ async def _ask(
     "--continue",
     "continue_latest",
     is_flag=True,
-    help="Continue the most recent conversation started by `oracle ask`.",
+    help="Continue the most recent conversation started by `oracle ask` or `oracle chat`.",
 )
 @thread_option_of(None, "Continue the conversation of thread NAME (made if new).", "NAME")
 @model_option
+@run_flags
 @api_base_option
 @api_key_option
 @key_option
 @model_call_options
+@click.option(
+    "--no-stream",
+    is_flag=True,
+    help="Print the answer once it is whole (on a terminal it streams as it arrives).",
+)
 @json_option
 @click.option("--user", default="default", show_default=True, help="Who the run acts for.")
 @click.option(
@@ -178,32 +200,51 @@ async def _ask(
     help="Answer with JSON for SCHEMA: a JSON Schema inline, a .json file, or fields as "
     "'name, age int, bio: their biography' (types str, int, float, bool).",
 )
+@click.option("-v", "--verbose", is_flag=True, help="Show tool calls, results and loads on stderr.")
+@quiet_option
 def ask_command(
     prompt: str | None,
     continue_latest: bool,
     thread: str | None,
     model: str | None,
+    system: str | None,
+    options: tuple[tuple[str, str], ...],
     api_base: str | None,
     api_key: str | None,
     key_name: str | None,
     max_tokens: int | None,
     timeout: float | None,
     retries: int | None,
+    no_stream: bool,
     as_json: bool,
     user: str,
     attachments: tuple[str, ...],
     schema: str | None,
+    verbose: bool,
+    quiet: bool,
 ) -> None:
     """Ask PROMPT and print the answer (with --json, the whole turn).
 
+    `oracle "PROMPT"` is the same: a first word that is no command runs ask, as llm does.
+
     Each ask starts a fresh conversation (a thread named ask-<time>-<suffix>); -c continues
-    the most recent one started by ask, --thread NAME continues (or starts) thread NAME.
+    the most recent one started by ask or chat, --thread NAME continues (or starts) thread
+    NAME.
 
     Text piped on standard input comes before PROMPT, a blank line between (as llm joins
     them); give - (or pipe text without a PROMPT) to read the whole prompt from it. On a
-    terminal a progress line on stderr shows what the oracle is doing. A run that stops to
-    wait (an approval, a connection) prints what it waits for and how to settle it
-    (`oracle operations approve ID`) and exits with status 3; Ctrl-C exits with 130.
+    terminal the answer streams as it arrives (--no-stream waits for it whole; --json and
+    output to a pipe or file always wait), and a progress line on stderr shows what the
+    oracle is doing; -v also shows each tool call and result there. A plugin that failed to
+    load is named on stderr, one line each (-q hides these lines and other warnings). A
+    run that stops to wait (an approval, a connection) prints what it waits for and how to
+    settle it (`oracle operations approve ID`) and exits with status 3; Ctrl-C exits with
+    130.
+
+    -m/--model picks the model, -s/--system opens the system prompt with your own text
+    instead of the oracle's instructions, -o KEY VALUE sets a request option of the model
+    (-o temperature 0.2; repeatable; an option the model does not take is refused before
+    any call).
 
     -a FILE attaches a file to the prompt: an image goes to the model as an image (a
     model litellm lists without vision is refused before the call), a text file as text.
@@ -224,15 +265,27 @@ def ask_command(
     files = read_attachments(attachments)
     if key_name is not None:
         api_key = stored_key(key_name, api_key)
-    oracle = build_oracle(require_model=True, model=model, api_base=api_base, api_key=api_key)
-    check_images(oracle.model.name, files)
-    options = run_options(max_tokens, timeout, retries)
-    try:
-        result = asyncio.run(_ask(oracle, thread, text, user, output, files, options))
-    except KeyboardInterrupt:  # Ctrl-C: one line, and the status shells expect (128 + SIGINT)
-        click.echo("oracle: interrupted", err=True)
-        sys.exit(INTERRUPTED_EXIT)
-    print_outcome(result, as_json)  # a waiting run: what it waits for, how to decide
+    with quieted(quiet):
+        oracle = build_oracle(
+            require_model=True,
+            instructions=system,
+            model=model,
+            api_base=api_base,
+            api_key=api_key,
+        )
+        check_images(oracle.model.name, files)
+        chosen = checked_options(oracle.model.name, options)
+        run = run_options(max_tokens, timeout, retries, chosen)
+        stream = not (no_stream or as_json) and output is None and sys.stdout.isatty()
+        how = AskHow(stream=stream, verbose=verbose, quiet=quiet)
+        try:
+            result, streamed = asyncio.run(
+                _ask(oracle, thread, text, user, how, output, files, run)
+            )
+        except KeyboardInterrupt:  # Ctrl-C: one line, and the status shells expect (128 + SIGINT)
+            click.echo("oracle: interrupted", err=True)
+            sys.exit(INTERRUPTED_EXIT)
+    print_outcome(result, as_json, streamed=streamed)  # a waiting run: what it waits for
     if result.truncated and not as_json:  # --json says so in its "truncated" field
         click.echo(TRUNCATED, err=True)
 

@@ -23,9 +23,16 @@ from oracle_core.cli.common import (
     model_option,
     run_options,
     stored_key,
-    thread_option,
+    thread_option_of,
 )
+from oracle_core.cli.conversations import (
+    CHAT_THREAD_PREFIX,
+    latest_conversation,
+    new_conversation,
+)
+from oracle_core.cli.notices import quiet_option, quieted, report_left_out
 from oracle_core.cli.progress import Progress
+from oracle_core.cli.run_flags import checked_options, run_flags
 from oracle_core.cli.transcript import Transcript, status_of
 from oracle_core.errors import OracleError
 from oracle_core.values.events import Event, RunFinished
@@ -106,24 +113,24 @@ async def _shown(
 async def session(
     oracle: Oracle,
     reader: LineReader,
-    state: ChatState,
+    thread: str | None,
     verbose: bool,
     options: RunOptions | None = None,
+    *,
+    quiet: bool = False,
 ) -> None:
     """The chat: read a line, run a slash command or a turn (each with ``options``), until
-    the person leaves."""
+    the person leaves. It starts on ``thread``; ``None`` continues the latest conversation
+    (``-c``), or starts a fresh one when there is none."""
     async with oracle:
+        if thread is None:
+            thread = await latest_conversation(oracle.checkpointer)
+        state = ChatState(thread or new_conversation(CHAT_THREAD_PREFIX))
         click.echo(
             f"oracle chat on thread {state.thread!r} with {oracle.model.name}; "
             "/help for commands, /quit or Ctrl-D to leave."
         )
-        failed = [f.plugin for f in oracle.registry.failures]
-        if failed:
-            click.echo(
-                f"oracle: {len(failed)} plugin(s) left out ({', '.join(failed)}): "
-                "`oracle plugins` says why",
-                err=True,
-            )
+        report_left_out(oracle.registry.failures, quiet=quiet)
         while not state.quit:
             try:
                 line = await reader.read(click.style(PROMPT, bold=True))
@@ -140,8 +147,16 @@ async def session(
 
 
 @click.command("chat")
-@thread_option
+@click.option(
+    "-c",
+    "--continue",
+    "continue_latest",
+    is_flag=True,
+    help="Continue the most recent conversation started by `oracle chat` or `oracle ask`.",
+)
+@thread_option_of(None, "Continue the conversation of thread ID (made if new).", "ID")
 @model_option
+@run_flags
 @api_base_option
 @api_key_option
 @key_option
@@ -149,9 +164,13 @@ async def session(
 @click.option(
     "--verbose", "-v", is_flag=True, help="Also show each model call and its prompt tokens."
 )
+@quiet_option
 def chat_command(
-    thread: str,
+    continue_latest: bool,
+    thread: str | None,
     model: str | None,
+    system: str | None,
+    options: tuple[tuple[str, str], ...],
     api_base: str | None,
     api_key: str | None,
     key_name: str | None,
@@ -159,19 +178,38 @@ def chat_command(
     timeout: float | None,
     retries: int | None,
     verbose: bool,
+    quiet: bool,
 ) -> None:
-    """Talk with the oracle on a thread, with line editing and history.
+    """Talk with the oracle, with line editing and history.
+
+    Each chat starts a fresh conversation (a thread named chat-<time>-<suffix>), as llm
+    does; -c continues the most recent one started by chat or ask, --thread ID continues
+    (or starts) thread ID.
 
     /help lists the commands; /quit, Ctrl-D, or Ctrl-C at the prompt leave. Ctrl-C while
     the oracle works cancels that turn. The history is kept in $ORACLE_HOME/chat_history.
+    A plugin that failed to load is named on stderr, one line each (-q hides these lines).
 
-    --max-tokens, --timeout and --retries set every turn's model calls, over oracle.toml's
+    -m/--model, -s/--system and -o KEY VALUE are as for `oracle ask`. --max-tokens,
+    --timeout and --retries set every turn's model calls, over oracle.toml's
     [models."<model>"] and the environment (docs/models.md).
     """
+    if continue_latest and thread is not None:
+        raise click.UsageError("give -c/--continue or --thread ID, not both")
+    if thread is None and not continue_latest:
+        thread = new_conversation(CHAT_THREAD_PREFIX)
     if key_name is not None:
         api_key = stored_key(key_name, api_key)
-    oracle = build_oracle(require_model=True, model=model, api_base=api_base, api_key=api_key)
-    reader = line_reader(oracle.settings.home)
-    options = run_options(max_tokens, timeout, retries)
-    with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(session(oracle, reader, ChatState(thread), verbose, options))
+    with quieted(quiet):
+        oracle = build_oracle(
+            require_model=True,
+            instructions=system,
+            model=model,
+            api_base=api_base,
+            api_key=api_key,
+        )
+        chosen = checked_options(oracle.model.name, options)
+        reader = line_reader(oracle.settings.home)
+        run = run_options(max_tokens, timeout, retries, chosen)
+        with contextlib.suppress(KeyboardInterrupt):
+            asyncio.run(session(oracle, reader, thread, verbose, run, quiet=quiet))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -29,6 +29,7 @@ NO_MODEL = (
 """What ``ask`` and ``chat`` say when there is no model to talk to."""
 
 model_option = click.option(
+    "-m",
     "--model",
     envvar="ORACLE_MODEL",
     help="A litellm model string, or demo for the offline stand-in [env: ORACLE_MODEL].",
@@ -74,15 +75,19 @@ def model_call_options(command: _F) -> _F:
     )(command)
 
 
-def run_options(max_tokens: int | None, timeout: float | None, retries: int | None) -> RunOptions:
+def run_options(
+    max_tokens: int | None,
+    timeout: float | None,
+    retries: int | None,
+    extra: Mapping[str, Any] | None = None,
+) -> RunOptions:
     """The run's options for :func:`model_call_options` (only those given go into its
-    ``model_options``)."""
+    ``model_options``), over ``extra`` (the ``-o`` options)."""
     from oracle_core.values.run_options import RunOptions
 
     options = {"max_tokens": max_tokens, "timeout": timeout, "num_retries": retries}
-    return RunOptions(
-        model_options={name: value for name, value in options.items() if value is not None}
-    )
+    given = {name: value for name, value in options.items() if value is not None}
+    return RunOptions(model_options={**(extra or {}), **given})
 
 
 key_option = click.option(
@@ -181,7 +186,11 @@ def load_settings(**overrides: Any) -> Settings:
 
 
 def build_oracle(
-    *, require_model: bool = False, surface: Surface | None = None, **settings: Any
+    *,
+    require_model: bool = False,
+    surface: Surface | None = None,
+    instructions: str | None = None,
+    **settings: Any,
 ) -> Oracle:
     """Build the oracle from the environment (``settings`` override it).
 
@@ -189,7 +198,8 @@ def build_oracle(
     code 1 with the reason on stderr. With ``require_model``, no model configured becomes
     exit code 2 with how to configure one (the offline stand-in only on ``--model demo``).
     ``surface`` overrides ``[surface]`` of ``oracle.toml`` (``oracle plugins`` lists the
-    plugins whatever it says).
+    plugins whatever it says); ``instructions`` open the system prompt instead of the
+    oracle's own (``-s``).
     """
     from oracle_core.errors import StrictPluginError, SurfaceError
     from oracle_core.oracle import Oracle
@@ -199,7 +209,9 @@ def build_oracle(
         click.echo(f"oracle: {NO_MODEL}", err=True)
         sys.exit(2)
     try:
-        return Oracle(settings=resolved, surface=surface)
+        if instructions is None:
+            return Oracle(settings=resolved, surface=surface)
+        return Oracle(settings=resolved, surface=surface, instructions=instructions)
     except (StrictPluginError, SurfaceError) as error:
         click.echo(f"oracle: {error}", err=True)
         sys.exit(1)

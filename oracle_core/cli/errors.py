@@ -27,7 +27,35 @@ def fail(message: str, code: int = 1) -> NoReturn:
 
 
 class OracleGroup(click.Group):
-    """A click group whose commands report settings errors and missing extras in one line."""
+    """A click group whose commands report settings errors and missing extras in one line,
+    and where a first word that is no command runs ``ask`` (:mod:`oracle_core.cli.default_command`)."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        """Put ``ask`` first when the arguments do not start with a command (as llm does)."""
+        from oracle_core.cli.default_command import with_default
+
+        if not ctx.resilient_parsing:  # shell completion sees the words as typed
+            args = with_default(args, self.commands)
+        return super().parse_args(ctx, args)
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        """The command of ``args``; a slip of a command's name says how to ask it instead."""
+        try:
+            return super().resolve_command(ctx, args)
+        except click.exceptions.NoSuchCommand as error:
+            from oracle_core.cli.default_command import near_command
+
+            word = args[0]
+            near = near_command(word, self.commands)
+            if near is None:
+                raise
+            raise click.UsageError(
+                f"No such command {word!r}. Did you mean {near!r}? To ask the oracle "
+                f"{word!r} instead, run: oracle ask {word}",
+                ctx,
+            ) from error
 
     def invoke(self, ctx: click.Context) -> Any:
         """Run the command; turn the operator's errors into one line and an exit status."""

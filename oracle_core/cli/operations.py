@@ -70,15 +70,16 @@ def waiting_text(result: RunResult) -> str:
     return "\n".join(lines)
 
 
-def print_outcome(result: RunResult, as_json: bool) -> None:
+def print_outcome(result: RunResult, as_json: bool, *, streamed: bool = False) -> None:
     """Print a run's outcome as ``oracle ask`` does, and exit non-zero unless it completed.
 
-    Completed: the answer (exit 0). Waiting: what it waits for and how to settle it (exit
-    :data:`WAITING_EXIT`). Otherwise the status and error on stderr (exit 1).
+    Completed: the answer (exit 0; ``streamed``: it was printed as it came). Waiting: what
+    it waits for and how to settle it (exit :data:`WAITING_EXIT`). Otherwise the status and
+    error on stderr (exit 1).
     """
     if as_json:
         echo_json(result.to_json())
-    elif result.status == "completed":
+    elif result.status == "completed" and not streamed:
         click.echo(result.answer)
     elif result.status.startswith("waiting_for_"):
         click.echo(waiting_text(result))

@@ -260,9 +260,17 @@ def _handler(owner: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
             self.send_response(200)
             self.send_header("Content-Type", "text/event-stream")
             events = [f"data: {json.dumps(c)}\n\n" for c in _chunks(reply, calls, usage, model)]
-            self._send_chunked([*events, "data: [DONE]\n\n"])
+            self._send_chunked(_paced([*events, "data: [DONE]\n\n"], reply.pause))
 
     return Handler
+
+
+def _paced(events: list[str], pause: threading.Event | None) -> Iterator[str]:
+    """``events``, waiting for ``pause`` after the second (the role, then the first text)."""
+    for index, event in enumerate(events):
+        yield event
+        if pause is not None and index == 1:
+            pause.wait(timeout=30)
 
 
 def _chunks(

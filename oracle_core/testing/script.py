@@ -44,6 +44,9 @@ class Reply:
             its error message.
         usage: ``(prompt_tokens, completion_tokens)``; default: a rough count of the request.
         hold: an event to wait for before answering (to observe in-flight state).
+        pause: an event a streamed answer waits for after its first text piece (to observe
+            a client show text as it arrives); only :class:`~oracle_core.testing.FakeOpenAI`
+            streams over HTTP, so only it pauses.
         exchange: a recorded HTTP answer the server sends instead, exactly as recorded
             (:meth:`replay`); only :class:`~oracle_core.testing.FakeOpenAI` can send one.
     """
@@ -54,6 +57,7 @@ class Reply:
     usage: tuple[int, int] | None = None
     hold: threading.Event | None = None
     exchange: Exchange | None = None
+    pause: threading.Event | None = None
 
     @classmethod
     def text(cls, content: str) -> Reply:
