@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from oracle_core.cli.common import build_oracle, echo_json, json_option, thread_option
+from oracle_core.cli.errors import fail
 
 
 def _surface_lines(surface: dict[str, Any]) -> list[str]:
@@ -53,17 +54,28 @@ def _render(report: dict[str, Any]) -> str:
 @click.command("prompt")
 @thread_option
 @json_option
-def prompt_command(thread: str, as_json: bool) -> None:
-    """Show the exact system prompt and tools the next model call of a thread gets."""
+@click.pass_context
+def prompt_command(ctx: click.Context, thread: str, as_json: bool) -> None:
+    """Show the exact system prompt and tools the next model call of a thread gets.
+
+    Without --thread: those of a thread's first call. A --thread that no saved thread has
+    is an error naming it (exit 1), as `oracle threads show` has it.
+    """
+    named = ctx.get_parameter_source("thread") is not click.core.ParameterSource.DEFAULT
     oracle = build_oracle()
 
-    async def report() -> dict[str, Any]:
+    async def report() -> dict[str, Any] | None:
         try:
+            if named and thread not in await oracle.checkpointer.threads():
+                return None
             return await oracle.prompt_report(thread)
         finally:
             await oracle.close()
 
     data = asyncio.run(report())
+    if data is None:
+        fail(f"no thread {thread!r} (oracle threads lists them; without --thread, the "
+             "prompt of a new thread's first call is shown)")  # fmt: skip
     if as_json:
         echo_json(data)
     else:
