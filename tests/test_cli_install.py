@@ -102,3 +102,23 @@ def test_install_without_packages_is_a_usage_error(tmp_path: Path) -> None:
 
     assert result.returncode == 2
     assert "Missing argument 'PACKAGES...'" in result.stderr
+
+
+def test_a_dry_run_says_nothing_was_installed(tmp_path: Path) -> None:
+    source = tmp_path / "localdemo"
+    source.mkdir()
+    for name, text in PACKAGE.items():
+        (source / name).write_text(textwrap.dedent(text))
+    target = tmp_path / "target"
+    env = {**os.environ, "ORACLE_HOME": str(tmp_path / "home"), "PIP_NO_INPUT": "1"}
+
+    result = oracle(
+        "install", "--dry-run", "--target", str(target), "--no-index", "--no-build-isolation",
+        str(source), env=env,
+    )  # fmt: skip
+
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "Would install oracle-plugin-localdemo-0.3.0" in result.stdout
+    assert "Installed." not in result.stderr
+    assert "Dry run (--dry-run): nothing was installed" in result.stderr
+    assert not target.exists() or not any(target.iterdir())

@@ -26,12 +26,17 @@ def install_command(packages: tuple[str, ...]) -> None:
     """Install plugin PACKAGES (and pip options) into oracle's own environment.
 
     For example `oracle install oracle-plugin-weather`, `oracle install -U NAME` or
-    `oracle install -e ./my-plugin`. `oracle plugins` then lists what was installed.
+    `oracle install -e ./my-plugin`. `oracle plugins` then lists what was installed;
+    with --dry-run, pip only says what it would install.
     """
     code = pip("install", *packages)
     if code == 0:
-        click.echo("Installed. `oracle plugins` shows the plugins now available.", err=True)
+        click.echo(_DRY_RUN if "--dry-run" in packages else _INSTALLED, err=True)
     sys.exit(code)
+
+
+_INSTALLED = "Installed. `oracle plugins` shows the plugins now available."
+_DRY_RUN = "Dry run (--dry-run): nothing was installed; pip said above what it would install."
 
 
 @click.command("uninstall", context_settings={"ignore_unknown_options": True})
