@@ -95,3 +95,30 @@ def test_the_demo_model_is_named_as_the_offline_stand_in(tmp_path: Path) -> None
 
     assert "client: demo (the offline scripted stand-in); key: none needed" in out
     assert "No provider has a key" in out  # the stand-in's key counts for no provider
+
+
+def test_only_chat_models_a_run_can_call_are_listed(tmp_path: Path) -> None:
+    from oracle_core.environment import import_litellm
+
+    litellm = import_litellm()
+
+    code, out, _ = oracle(tmp_path, "models", "--json", OPENAI_API_KEY="sk-x")
+
+    listed = next(p for p in json.loads(out)["providers"] if p["provider"] == "openai")["models"]
+    assert code == 0
+    assert "openai/container" not in listed  # litellm files a code interpreter under "chat"
+    assert "openai/gpt-4o-mini" in listed
+    for model in listed:  # each has a mode of chat and a context window or a token price
+        entry = litellm.model_cost.get(model) or litellm.model_cost[model.removeprefix("openai/")]
+        assert entry["mode"] == "chat", model
+        assert any(entry.get(f) for f in ("max_input_tokens", "max_tokens", "input_cost_per_token"))
+
+
+def test_the_chat_rule_reads_the_table_not_the_name() -> None:
+    from oracle_core.cli.models import is_chat_model
+
+    assert is_chat_model({"mode": "chat", "max_input_tokens": 128000})
+    assert is_chat_model({"mode": "chat", "input_cost_per_token": 1e-6})
+    assert not is_chat_model({"mode": "chat", "code_interpreter_cost_per_session": 0.03})
+    assert not is_chat_model({"mode": "embedding", "max_input_tokens": 8191})
+    assert not is_chat_model({"mode": "image_generation", "max_tokens": 4000})

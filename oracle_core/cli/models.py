@@ -42,10 +42,21 @@ def _key_source(provider: str, keys: Mapping[str, str], env: Mapping[str, str]) 
     return f"stored key {FALLBACK_NAME!r}" if FALLBACK_NAME in keys else None
 
 
+_TOKEN_FIELDS = ("max_input_tokens", "max_tokens", "input_cost_per_token")
+
+
+def is_chat_model(entry: Mapping[str, Any]) -> bool:
+    """Whether an entry of litellm's model table is a chat model a run can call: its
+    ``mode`` is ``chat`` and it has a context window or a price per token. The table also
+    files things billed otherwise under ``chat`` (``openai/container``, a code interpreter
+    session priced per session, with neither): they are no model to talk to."""
+    return entry.get("mode") == "chat" and any(entry.get(f) for f in _TOKEN_FIELDS)
+
+
 def _chat_models(litellm: Any, provider: str) -> list[str]:
     """litellm's chat models of ``provider`` as model strings (``openai/gpt-4o``)."""
     names = litellm.models_by_provider.get(provider, ())
-    chat = [n for n in names if litellm.model_cost.get(n, {}).get("mode") == "chat"]
+    chat = [n for n in names if is_chat_model(litellm.model_cost.get(n, {}))]
     return sorted(n if n.startswith(f"{provider}/") else f"{provider}/{n}" for n in chat)
 
 
