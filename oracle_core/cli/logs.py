@@ -10,20 +10,17 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from oracle_core.cli.common import echo_json, iso_time, json_option, table, thread_option_of
+from oracle_core.cli.run_openings import message_text, run_openings
 from oracle_core.cli.store_access import with_store
 from oracle_core.cli.transcript import shorten
 
 if TYPE_CHECKING:
     from oracle_core.store.base import Checkpointer
-    from oracle_core.values.messages import Message, Usage
+    from oracle_core.values.messages import Usage
     from oracle_core.values.threads import RunRecord, ThreadState
 
 _MESSAGE_WIDTH = 50
 _ERROR_WIDTH = 200
-
-_REPAIR_OPENING = "Your answer is not valid for the output schema"
-"""How a repair turn's user message opens (run/output.py ``repair_request``): the run's own
-request to the model, not something the user said, so it opens no run."""
 
 
 @dataclass(frozen=True)
@@ -48,29 +45,13 @@ class LoggedRun:
         return {**self.record.to_json(), "duration": self.duration, "message": self.message}
 
 
-def _text(message: Message) -> str:
-    from oracle_core.values.attachments import content_text
-
-    return content_text(message.get("content"))  # content parts: the text ones, [image]
-
-
 def _messages_of_runs(state: ThreadState) -> list[str | None]:
-    """The user's message of each of ``state.runs``, aligned with them.
-
-    Messages carry no run id or time, so they are matched by order: each run opens with one
-    user message (a repair request is the run's own), so the last ``len(runs)`` such messages
-    are the runs' (a client may have seeded earlier ones). With fewer messages than runs the
-    match cannot be told, and every message is ``None``.
-    """
-    opening = [
-        _text(m)
-        for m in state.messages
-        if m.get("role") == "user" and not _text(m).startswith(_REPAIR_OPENING)
-    ]
-    runs = len(state.runs)
-    if len(opening) < runs:
-        return [None] * runs
-    return list(opening[len(opening) - runs :]) if runs else []
+    """The user's message of each of ``state.runs``, aligned with them (``None`` each when
+    the match cannot be told: :func:`~oracle_core.cli.run_openings.run_openings`)."""
+    openings = run_openings(state.messages, len(state.runs))
+    if openings is None:
+        return [None] * len(state.runs)
+    return [message_text(state.messages[index]) for index in openings]
 
 
 def _logged(state: ThreadState) -> list[LoggedRun]:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from oracle_core.cli.common import echo_json, iso_time, json_option, table, thread_argument
+from oracle_core.cli.run_openings import run_openings
 from oracle_core.cli.store_access import with_store
 from oracle_core.cli.transcript import shorten
 from oracle_core.values.attachments import content_text
@@ -68,9 +69,12 @@ def _not_found(thread_id: str) -> None:
 
 
 def message_lines(message: Message, limit: int = 400) -> list[str]:
-    """One saved message as it reads in ``oracle threads show``."""
+    """One saved message as it reads in ``oracle threads show`` (an assistant message with
+    neither text nor tool calls, as a failed run leaves, reads ``(no answer)``)."""
     role = message.get("role", "?")
     lines = []
+    if role == "assistant" and not message.get("content") and not message.get("tool_calls"):
+        lines.append(f"{click.style(role + ':', bold=True)} {click.style('(no answer)', dim=True)}")
     if message.get("content"):
         text = content_text(message["content"])  # attached images read as [image]
         if role == "tool":
@@ -138,9 +142,34 @@ def show_command(thread_id: str, as_json: bool) -> None:
             f"run {run['id']} was resumed {times} after its process stopped, last at "
             f"{iso_time(run.get('resumed_at'))} ({run['status']})"
         )
-    for message in data["messages"]:
-        for line in message_lines(message):
-            click.echo(line)
+    for line in conversation_lines(data["messages"], data["runs"]):
+        click.echo(line)
+
+
+def outcome_line(run: dict[str, Any]) -> str | None:
+    """How a run that did not complete ended, as one line (``None`` for a completed run)."""
+    status = str(run.get("status"))
+    if status == "completed":
+        return None
+    if status.startswith("waiting_for_") or status == "running":
+        return click.style(f"  ⏸ run {run['id']} {status}", fg="yellow")
+    error = f": {run['error']}" if run.get("error") else ""
+    return click.style(f"  ✗ run {run['id']} {status}{error}", fg="red")
+
+
+def conversation_lines(messages: list[Message], runs: list[dict[str, Any]]) -> list[str]:
+    """The messages as they read, each run that did not complete saying how it ended after
+    its own messages (at the end when runs cannot be matched to messages)."""
+    openings = run_openings(messages, len(runs))
+    ends = {index: runs[number - 1] for number, index in enumerate(openings or []) if number}
+    lines: list[str] = []
+    for index, message in enumerate(messages):
+        if index in ends and (line := outcome_line(ends[index])) is not None:
+            lines.append(line)
+        lines += message_lines(message)
+    unmatched = runs if openings is None else runs[-1:]
+    lines += [line for run in unmatched if (line := outcome_line(run)) is not None]
+    return lines
 
 
 @threads_group.command("export")
