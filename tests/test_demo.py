@@ -69,7 +69,16 @@ def test_demo_runs_offline_and_prints_every_step(site: SitePackages) -> None:
     ]
     positions = [out.index(step) for step in steps]
     assert positions == sorted(positions)
-    assert re.search(r"prompt: \d+ tokens = Tier-1 0 \+ meta-tools \d+ \+ tool schemas 0", out)
+    assert re.search(
+        r"prompt, by the oracle's count \(o200k_base\): \d+ tokens = Tier-1 0 \+ meta-tools \d+ "
+        r"\+ tool schemas 0",
+        out,
+    )
+    # The stand-in reports no usage: its figures say they are the oracle's own estimate.
+    assert re.search(
+        r"usage: ~\d+ prompt \+ \d+ completion, estimated \(the model reported none", out
+    )
+    assert "provider usage" not in out
 
 
 def test_demo_without_plugins_says_what_to_install(site: SitePackages) -> None:

@@ -12,6 +12,7 @@ import click
 from oracle_core.cli.common import api_base_option, build_oracle, model_option
 from oracle_core.cli.transcript import tool_line
 from oracle_core.values.events import Event, ModelCallStarted, RunFinished, UsageEvent
+from oracle_core.values.messages import Usage
 
 if TYPE_CHECKING:
     from oracle_core.oracle import Oracle
@@ -38,22 +39,34 @@ def describe(event: Event) -> str | None:
         t = event.tokens
         return (
             f"  model call {event.step}: shown {len(event.tools)} tools ({', '.join(event.tools)})\n"
-            f"    prompt: {t['total']} tokens = Tier-1 {t['tier1']} + meta-tools {t['meta_tools']}"
-            f" + tool schemas {t['tool_schemas']} + messages {t['messages']}"
+            f"    prompt, by the oracle's count (o200k_base): {t['total']} tokens = Tier-1 "
+            f"{t['tier1']} + meta-tools {t['meta_tools']} + tool schemas {t['tool_schemas']} + "
+            f"messages {t['messages']}"
         )
     line = tool_line(event, limit=160)
     if line is not None:
         return line
     if isinstance(event, UsageEvent):
-        return click.style(
-            f"    provider usage: {event.usage.prompt_tokens} prompt + {event.usage.completion_tokens} completion",
-            dim=True,
-        )
+        return click.style(usage_line(event.usage), dim=True)
     if isinstance(event, RunFinished):
         if event.status != "completed":
             return click.style(f"  ✗ {event.status}: {event.error}", fg="red")
         return click.style(f"  answer: {event.answer}", bold=True)
     return None
+
+
+def usage_line(usage: Usage) -> str:
+    """The usage of one model call, saying whose count it is."""
+    figures = f"{usage.prompt_tokens} prompt + {usage.completion_tokens} completion"
+    if usage.estimated:
+        return (
+            f"    usage: ~{figures}, estimated (the model reported none, so the oracle counted "
+            "the request as sent, JSON framing included)"
+        )
+    return (
+        f"    usage the provider reported: {figures} (its own tokenizer and message format, "
+        "so it differs from the oracle's count)"
+    )
 
 
 @click.command("demo")

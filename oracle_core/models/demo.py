@@ -20,9 +20,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from oracle_core.models.base import Model, assistant_message, tool_call
+from oracle_core.models.estimate import estimated_usage
 from oracle_core.plugins.core_tools import LIST_CAPABILITIES, LOAD_CAPABILITY
 from oracle_core.values.attachments import content_text
-from oracle_core.values.messages import Message, ModelRequest, ModelResponse, Usage
+from oracle_core.values.messages import Message, ModelRequest, ModelResponse
 
 _WORD = re.compile(r"[a-z0-9]+")
 _STOP = frozenset(
@@ -97,8 +98,8 @@ class DemoModel(Model):
     async def complete(self, request: ModelRequest) -> ModelResponse:
         user, turn = _turn(request.messages)
         reply = self._next(user, turn, {t.name for t in request.tools})
-        prompt = sum(len(json.dumps(m)) for m in request.openai_messages()) // 4
-        return ModelResponse(reply, Usage(prompt, len(json.dumps(reply)) // 4))
+        # No provider counts for the stand-in: the oracle's own count, marked as one.
+        return ModelResponse(reply, estimated_usage(request, reply))
 
     def _call(self, name: str, arguments: dict[str, Any]) -> Message:
         self._calls += 1
