@@ -121,3 +121,26 @@ def test_the_demo_says_whose_count_each_usage_is() -> None:
     assert "usage the provider reported: 183 prompt + 39 completion" in reported
     assert "differs from the oracle's count" in reported
     assert "usage: ~632 prompt + 4 completion, estimated (the model reported none" in estimated
+
+
+@pytest.mark.parametrize("estimated", [False, True])
+def test_a_chat_turn_marks_the_oracles_own_count(estimated: bool) -> None:
+    from oracle_core.cli.transcript import Transcript
+    from oracle_core.values.events import RunFinished
+
+    written: list[str] = []
+    transcript = Transcript(written.append)
+
+    transcript.event(RunFinished("run_1", "completed", "Hi.", Usage(632, 4, estimated=estimated)))
+
+    last = click_plain("".join(written)).splitlines()[-1]
+    expected = "~632" if estimated else "632"
+    assert (
+        last == f"  [{'estimated: ' if estimated else ''}{expected} prompt + 4 completion tokens]"
+    )
+
+
+def click_plain(text: str) -> str:
+    import click
+
+    return click.unstyle(text)

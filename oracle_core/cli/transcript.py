@@ -120,9 +120,12 @@ class Transcript:
             self._line(click.style(f"  ✗ {event.status}: {event.error}", fg="red"))
             return
         usage = event.usage
+        # "~": the oracle's own count, the model reported none (as oracle logs marks it)
+        mark = "estimated: ~" if usage.estimated else ""
         self._line(
             click.style(
-                f"  [{usage.prompt_tokens} prompt + {usage.completion_tokens} completion tokens]",
+                f"  [{mark}{usage.prompt_tokens} prompt + {usage.completion_tokens} completion "
+                "tokens]",
                 dim=True,
             )
         )
