@@ -20,9 +20,10 @@ from oracle_core.store.sqlite.checkpointer import SQLiteCheckpointer
 from oracle_core.testing.openai_server import FakeOpenAI, Reply, SeenRequest
 
 
-def ask(home: Path, fake_openai: FakeOpenAI, *args: str, stdin: str = "", **extra: str) -> Result:
-    """``oracle ask ARGS`` in-process, standard input a pipe holding ``stdin``."""
-    env = {
+def model_env(home: Path, fake_openai: FakeOpenAI, **extra: str | None) -> dict[str, str | None]:
+    """An environment for an in-process ``oracle`` that talks to ``fake_openai`` (a value
+    of ``None`` unsets the variable)."""
+    return {
         "ORACLE_HOME": str(home),
         "ORACLE_LOAD_PLUGINS": "",
         "ORACLE_MODEL": "openai/fake-model",
@@ -32,6 +33,13 @@ def ask(home: Path, fake_openai: FakeOpenAI, *args: str, stdin: str = "", **extr
         "ORACLE_DATABASE_URL": None,
         **extra,
     }
+
+
+def ask(
+    home: Path, fake_openai: FakeOpenAI, *args: str, stdin: str = "", **extra: str | None
+) -> Result:
+    """``oracle ask ARGS`` in-process, standard input a pipe holding ``stdin``."""
+    env = model_env(home, fake_openai, **extra)
     return CliRunner().invoke(main, ["ask", *args], env=env, input=stdin)
 
 

@@ -10,26 +10,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner, Result
 from support import SitePackages, plugin_code
+from test_cli_ask_edges import ask
 
-from oracle_core.cli import main
 from oracle_core.testing.openai_server import FakeOpenAI, Reply
-
-
-def ask(home: Path, fake_openai: FakeOpenAI, *args: str, **extra: str | None) -> Result:
-    env: dict[str, str | None] = {
-        "ORACLE_HOME": str(home),
-        "ORACLE_LOAD_PLUGINS": "",
-        "ORACLE_MODEL": "openai/fake-model",
-        "ORACLE_API_BASE": fake_openai.url,
-        "OPENAI_API_KEY": "sk-fake",
-        "ORACLE_API_KEY": None,
-        "ORACLE_DATABASE_URL": None,
-        **extra,
-    }
-    return CliRunner().invoke(main, ["ask", *args], env=env)
-
 
 # -- -m, -s, -o ---------------------------------------------------------------------------
 

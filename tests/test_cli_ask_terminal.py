@@ -49,6 +49,27 @@ def spawn(env: dict[str, str], *args: str) -> pexpect.spawn:
     )
 
 
+def piped(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    """``oracle ARGS`` with stdout and stderr pipes, not a terminal."""
+    return subprocess.run(
+        [sys.executable, "-m", "oracle_core", *args],
+        env=env, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+
+
+def tides_env(
+    site: SitePackages, fake_openai: FakeOpenAI, home: Path, last: Reply
+) -> dict[str, str]:
+    """A plugin ``tides`` the model loads and calls, then answers with ``last``."""
+    site.add("oracle-plugin-tides", plugin_code("tides", tools=("get_tide",)), entry_point="tides")
+    fake_openai.script(
+        Reply.call("load_capability", {"names": ["tides"]}),
+        Reply.call("get_tide", {"text": "Brest"}),
+        last,
+    )
+    return env_for(fake_openai, home, ORACLE_LOAD_PLUGINS="tides", PYTHONPATH=str(site.root))
+
+
 def finish(child: pexpect.spawn) -> tuple[int, str]:
     child.expect(pexpect.EOF)
     shown = plain(child.before or "")
@@ -89,14 +110,7 @@ def test_no_stream_waits_for_the_whole_answer(fake_openai: FakeOpenAI, tmp_path:
 def test_output_to_a_pipe_is_the_whole_answer_once(fake_openai: FakeOpenAI, tmp_path: Path) -> None:
     fake_openai.script(Reply.text(ANSWER))
 
-    result = subprocess.run(
-        [sys.executable, "-m", "oracle_core", "ask", "Weather?"],
-        env=env_for(fake_openai, tmp_path),
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    result = piped(env_for(fake_openai, tmp_path), "ask", "Weather?")
 
     assert result.returncode == 0, result.stderr
     assert result.stdout == ANSWER + "\n"
@@ -105,14 +119,8 @@ def test_output_to_a_pipe_is_the_whole_answer_once(fake_openai: FakeOpenAI, tmp_
 def test_verbose_shows_each_tool_call_as_it_happens(
     site: SitePackages, fake_openai: FakeOpenAI, tmp_path: Path
 ) -> None:
-    site.add("oracle-plugin-tides", plugin_code("tides", tools=("get_tide",)), entry_point="tides")
     before_answer = threading.Event()
-    fake_openai.script(
-        Reply.call("load_capability", {"names": ["tides"]}),
-        Reply.call("get_tide", {"text": "Brest"}),
-        Reply(content=ANSWER, hold=before_answer),
-    )
-    env = env_for(fake_openai, tmp_path, ORACLE_LOAD_PLUGINS="tides", PYTHONPATH=str(site.root))
+    env = tides_env(site, fake_openai, tmp_path, Reply(content=ANSWER, hold=before_answer))
     child = spawn(env, "ask", "-v", "Tides in Brest?")
     try:
         # The tool's result is on the screen while the model has not answered yet.
@@ -131,22 +139,9 @@ def test_verbose_shows_each_tool_call_as_it_happens(
 def test_verbose_lines_go_to_stderr_and_leave_stdout_the_answer(
     site: SitePackages, fake_openai: FakeOpenAI, tmp_path: Path
 ) -> None:
-    site.add("oracle-plugin-tides", plugin_code("tides", tools=("get_tide",)), entry_point="tides")
-    fake_openai.script(
-        Reply.call("load_capability", {"names": ["tides"]}),
-        Reply.call("get_tide", {"text": "Brest"}),
-        Reply.text(ANSWER),
-    )
-    env = env_for(fake_openai, tmp_path, ORACLE_LOAD_PLUGINS="tides", PYTHONPATH=str(site.root))
+    env = tides_env(site, fake_openai, tmp_path, Reply.text(ANSWER))
 
-    result = subprocess.run(
-        [sys.executable, "-m", "oracle_core", "ask", "-v", "Tides in Brest?"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    result = piped(env, "ask", "-v", "Tides in Brest?")
 
     assert result.returncode == 0, result.stderr
     assert result.stdout == ANSWER + "\n"

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
+from test_cli_ask_edges import model_env
 
 from oracle_core.cli import main
 from oracle_core.cli.default_command import near_command
@@ -16,15 +17,7 @@ from oracle_core.testing.openai_server import FakeOpenAI, Reply
 
 
 def oracle(home: Path, fake_openai: FakeOpenAI, *args: str) -> Result:
-    env = {
-        "ORACLE_HOME": str(home),
-        "ORACLE_LOAD_PLUGINS": "",
-        "ORACLE_MODEL": "openai/fake-model",
-        "ORACLE_API_BASE": fake_openai.url,
-        "OPENAI_API_KEY": "sk-fake",
-        "ORACLE_API_KEY": None,
-        "ORACLE_DATABASE_URL": None,
-    }
+    env = model_env(home, fake_openai)
     return CliRunner().invoke(main, list(args), env=env, prog_name="oracle")
 
 

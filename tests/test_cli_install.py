@@ -53,11 +53,17 @@ def oracle(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     )  # fmt: skip
 
 
-def test_install_puts_a_local_plugin_where_oracle_finds_it(tmp_path: Path) -> None:
-    source = tmp_path / "localdemo"
-    source.mkdir()
+@pytest.fixture
+def source(tmp_path: Path) -> Path:
+    """The folder of a local plugin package (:data:`PACKAGE`)."""
+    folder = tmp_path / "localdemo"
+    folder.mkdir()
     for name, text in PACKAGE.items():
-        (source / name).write_text(textwrap.dedent(text))
+        (folder / name).write_text(textwrap.dedent(text))
+    return folder
+
+
+def test_install_puts_a_local_plugin_where_oracle_finds_it(tmp_path: Path, source: Path) -> None:
     target = tmp_path / "target"
     env = {**os.environ, "ORACLE_HOME": str(tmp_path / "home"), "PIP_NO_INPUT": "1"}
 
@@ -104,11 +110,7 @@ def test_install_without_packages_is_a_usage_error(tmp_path: Path) -> None:
     assert "Missing argument 'PACKAGES...'" in result.stderr
 
 
-def test_a_dry_run_says_nothing_was_installed(tmp_path: Path) -> None:
-    source = tmp_path / "localdemo"
-    source.mkdir()
-    for name, text in PACKAGE.items():
-        (source / name).write_text(textwrap.dedent(text))
+def test_a_dry_run_says_nothing_was_installed(tmp_path: Path, source: Path) -> None:
     target = tmp_path / "target"
     env = {**os.environ, "ORACLE_HOME": str(tmp_path / "home"), "PIP_NO_INPUT": "1"}
 

@@ -14,13 +14,12 @@ from oracle_core.cli.ask_view import AskView
 from oracle_core.cli.common import (
     api_base_option,
     api_key_option,
-    build_oracle,
     json_option,
     key_option,
     model_call_options,
     model_option,
     run_options,
-    stored_key,
+    talking_oracle,
     thread_option_of,
 )
 from oracle_core.cli.conversations import (
@@ -263,15 +262,9 @@ def ask_command(
     output = read_schema(schema) if schema is not None else None
     text = read_prompt(prompt)
     files = read_attachments(attachments)
-    if key_name is not None:
-        api_key = stored_key(key_name, api_key)
     with quieted(quiet):
-        oracle = build_oracle(
-            require_model=True,
-            instructions=system,
-            model=model,
-            api_base=api_base,
-            api_key=api_key,
+        oracle = talking_oracle(
+            model=model, api_base=api_base, api_key=api_key, key_name=key_name, system=system
         )
         check_images(oracle.model.name, files)
         chosen = checked_options(oracle.model.name, options)

@@ -17,12 +17,11 @@ from oracle_core.cli.chat_slash import ChatState, message_of, run_command
 from oracle_core.cli.common import (
     api_base_option,
     api_key_option,
-    build_oracle,
     key_option,
     model_call_options,
     model_option,
     run_options,
-    stored_key,
+    talking_oracle,
     thread_option_of,
 )
 from oracle_core.cli.conversations import (
@@ -198,15 +197,9 @@ def chat_command(
         raise click.UsageError("give -c/--continue or --thread ID, not both")
     if thread is None and not continue_latest:
         thread = new_conversation(CHAT_THREAD_PREFIX)
-    if key_name is not None:
-        api_key = stored_key(key_name, api_key)
     with quieted(quiet):
-        oracle = build_oracle(
-            require_model=True,
-            instructions=system,
-            model=model,
-            api_base=api_base,
-            api_key=api_key,
+        oracle = talking_oracle(
+            model=model, api_base=api_base, api_key=api_key, key_name=key_name, system=system
         )
         chosen = checked_options(oracle.model.name, options)
         reader = line_reader(oracle.settings.home)

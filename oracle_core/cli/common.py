@@ -217,6 +217,23 @@ def build_oracle(
         sys.exit(1)
 
 
+def talking_oracle(
+    *,
+    model: str | None,
+    api_base: str | None,
+    api_key: str | None,
+    key_name: str | None,
+    system: str | None,
+) -> Oracle:
+    """The oracle ``ask`` and ``chat`` talk to: a model required (see :func:`build_oracle`),
+    the key stored as ``key_name`` (``--key``), ``system`` opening the system prompt (``-s``)."""
+    if key_name is not None:
+        api_key = stored_key(key_name, api_key)
+    return build_oracle(
+        require_model=True, instructions=system, model=model, api_base=api_base, api_key=api_key
+    )
+
+
 def table(rows: list[list[str]], headers: list[str]) -> str:
     """Format ``rows`` as a left-aligned text table under ``headers``."""
     widths = [max(len(str(r[i])) for r in [headers, *rows]) for i in range(len(headers))]
