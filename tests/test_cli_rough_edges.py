@@ -144,3 +144,24 @@ def click_plain(text: str) -> str:
     import click
 
     return click.unstyle(text)
+
+
+def test_ask_counts_only_the_last_steps_text_as_the_streamed_answer() -> None:
+    import io
+
+    from oracle_core.cli.ask_view import AskView
+    from oracle_core.cli.progress import Progress
+    from oracle_core.values.events import ModelCallStarted, TextDelta, ToolCallEvent
+
+    out, err = io.StringIO(), io.StringIO()
+    view = AskView(Progress(err, enabled=False), out, err)
+
+    view.event(ModelCallStarted(step=1, tools=[]))
+    view.event(TextDelta("Let me check."))
+    view.event(ToolCallEvent(id="c1", name="get_tide", arguments="{}"))
+    streamed_first = view.streamed
+    view.event(ModelCallStarted(step=2, tools=[]))  # a last step that streamed nothing
+
+    assert streamed_first is True
+    assert view.streamed is False  # so ask prints the answer whole
+    assert out.getvalue() == "Let me check.\n"  # the line was ended before the tool ran

@@ -317,16 +317,24 @@ def test_the_test_guard_refuses_a_direct_request_off_this_machine() -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["ask", "What is the answer?"],
+        ["What is the answer?"],  # the default command
+        ["ask", "-o", "temperature", "0.2", "-o", "seed", "7", "What is the answer?"],
+    ],
+)
 def test_oracle_ask_on_the_direct_path_never_imports_litellm(
-    fake: FakeOpenAI, tmp_path: Path
+    fake: FakeOpenAI, tmp_path: Path, args: list[str]
 ) -> None:
     fake.respond_with(lambda seen: Reply(content="Forty-two.", usage=(20, 3)))
     child = textwrap.dedent(
-        """
+        f"""
         import sys
         from oracle_core.cli import main
         try:
-            main(["ask", "What is the answer?"], standalone_mode=False)
+            main({args!r}, standalone_mode=False)
         finally:
             print("litellm imported:", "litellm" in sys.modules)
         """

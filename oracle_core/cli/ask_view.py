@@ -14,7 +14,7 @@ import click
 
 from oracle_core.cli.progress import Progress
 from oracle_core.cli.transcript import status_of, tool_line
-from oracle_core.values.events import Event, TextDelta
+from oracle_core.values.events import Event, ModelCallStarted, TextDelta
 
 
 class AskView:
@@ -25,6 +25,10 @@ class AskView:
         out: where the answer goes (stdout).
         err: where tool lines go (stderr).
         verbose: show each tool call, result and load (``-v``).
+
+    Attributes:
+        streamed: the last model call's text was written to ``out`` as it came (so the
+            answer need not be printed again).
     """
 
     def __init__(
@@ -47,6 +51,8 @@ class AskView:
                 self.streamed = True
                 self._open_line = not event.text.endswith("\n")
             return
+        if isinstance(event, ModelCallStarted):
+            self.streamed = False  # only the last step's text is the answer
         line = tool_line(event) if self.verbose else None
         status = status_of(event)
         if line is not None or status is not None:
