@@ -197,7 +197,9 @@ async def test_a_model_timeout_fails_the_run_with_a_clear_error(
     release.set()
 
     assert result.status == "failed"
-    assert "Timeout" in (result.error or "")
+    assert f"the model server at {fake_openai.url} did not answer within 0.5 s" in (
+        result.error or ""
+    )
 
 
 async def test_the_step_limit_ends_the_run_with_a_clear_message_and_state_saved(
