@@ -29,7 +29,7 @@ SEPARATORS = {"|", "||", "&&", ";", "&", "(", ")", ">", ">>", "<", "2>"}
 
 RUN = {
     "oracle plugins": "oracle-plugin-weather",
-    'oracle ask "What is 17.5% of 2,340?"': "409.5",
+    'oracle "What is 17.5% of 2,340?"': "409.5",
     'oracle ask -c "And of 1,200?"': "",
     "oracle threads": "ask-",
     "oracle config": "model:         demo",
