@@ -3,9 +3,11 @@ endpoint, plugin routes, chat page). Needs ``pip install 'oracle-core-runtime[se
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import sys
+from typing import Literal
 
 import click
 
@@ -79,6 +81,27 @@ def _bind(host: str, port: int) -> socket.socket:
     type=click.Choice(["critical", "error", "warning", "info", "debug"]),
     help="Server log level (logs go to stderr).",
 )  # fmt: skip
+@click.option(
+    "--log-format", envvar="ORACLE_LOG_FORMAT", default="text", show_default=True,
+    type=click.Choice(["text", "json"]),
+    help="Log lines as text or one JSON object a line [env: ORACLE_LOG_FORMAT].",
+)  # fmt: skip
+@click.option(
+    "--root-path", envvar="ORACLE_ROOT_PATH", default="", metavar="PATH",
+    help="The path prefix a reverse proxy serves the oracle under and strips (/oracle); "
+    "links start with it [env: ORACLE_ROOT_PATH].",
+)  # fmt: skip
+@click.option(
+    "--proxy-headers/--no-proxy-headers", envvar="ORACLE_PROXY_HEADERS", default=True,
+    show_default=True,
+    help="Take the client's address and scheme from X-Forwarded-For and X-Forwarded-Proto "
+    "when the connection comes from --forwarded-allow-ips [env: ORACLE_PROXY_HEADERS].",
+)  # fmt: skip
+@click.option(
+    "--forwarded-allow-ips", envvar="ORACLE_FORWARDED_ALLOW_IPS", default=None, metavar="IPS",
+    help="Addresses (comma-separated IPs or networks, * for any) whose proxy headers are "
+    "trusted; default $FORWARDED_ALLOW_IPS or 127.0.0.1,::1 [env: ORACLE_FORWARDED_ALLOW_IPS].",
+)  # fmt: skip
 def serve_command(
     host: str,
     port: int,
@@ -92,6 +115,10 @@ def serve_command(
     body_timeout: float,
     shutdown_grace: float,
     log_level: str,
+    log_format: Literal["text", "json"],
+    root_path: str,
+    proxy_headers: bool,
+    forwarded_allow_ips: str | None,
 ) -> None:
     """Serve the oracle over HTTP: API, OpenAI-compatible endpoint and a chat page at /.
 
@@ -113,7 +140,7 @@ def serve_command(
         sys.exit(2)
     try:
         from oracle_core.server import Limits, create_app
-        from oracle_core.server.serving import ServerTimeouts, make_server
+        from oracle_core.server.serving import Proxy, ServerTimeouts, make_server
     except ImportError as error:
         if extra_for(error) is None:
             raise
@@ -121,8 +148,9 @@ def serve_command(
         sys.exit(1)
     from oracle_core.server.hosts import HostPolicy
 
-    try:  # before the oracle is built: a wrong list should not wait for every plugin
+    try:  # before the oracle is built: a wrong value should not wait for every plugin
         HostPolicy.for_server(token=bool(tokens), allowed_hosts=allowed_hosts)
+        proxy = Proxy(root_path, proxy_headers, forwarded_allow_ips)
     except ValueError as error:
         click.echo(f"oracle: {error}", err=True)
         sys.exit(2)
@@ -153,10 +181,17 @@ def serve_command(
         sys.exit(1)
     bound_host, bound_port = sock.getsockname()[:2]
     shown = f"[{bound_host}]" if ":" in bound_host else bound_host
+    behind = f", behind a proxy at {proxy.root_path}/" if proxy.root_path else ""
     banner = (
         f"oracle: serving {len(oracle.registry)} plugin(s) on http://{shown}:{bound_port} "
-        f"(chat page /, API docs /docs, auth {'on' if tokens else 'off'})"
+        f"(chat page /, API docs /docs, auth {'on' if tokens else 'off'}{behind})"
     )
     timeouts = ServerTimeouts(header_seconds=header_timeout, shutdown_grace_seconds=shutdown_grace)
-    server = make_server(app, timeouts, log_level=log_level, on_serving=lambda: click.echo(banner))
-    server.run(sockets=[sock])
+    server = make_server(
+        app, timeouts, log_level=log_level, log_format=log_format, proxy=proxy,
+        on_serving=lambda: click.echo(banner),
+    )  # fmt: skip
+    # uvicorn stops gracefully on Ctrl-C, then raises it again for its caller; stopping was
+    # what was asked, so the command ends as uvicorn's own does: exit 0, no "Aborted!".
+    with contextlib.suppress(KeyboardInterrupt):
+        server.run(sockets=[sock])

@@ -19,6 +19,7 @@ same holds for the whole pool. An abandoned call never starts.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import threading
 from collections import deque
 from collections.abc import Callable
@@ -183,7 +184,10 @@ class SyncToolPool:
             self._check_pool()
             if self._executor is None:
                 self._executor = ThreadPoolExecutor(self.workers, "oracle-tool")
-            return self._executor.submit(_unless_cancelled, function, cancel)
+            # In the caller's context, as asyncio.to_thread does: the run's ids reach the
+            # tool's log lines (telemetry/log_context.py).
+            context = contextvars.copy_context()
+            return self._executor.submit(context.run, _unless_cancelled, function, cancel)
 
     def _check_pool(self) -> None:
         """Fail when every worker holds an abandoned call (the lock is held)."""

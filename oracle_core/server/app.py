@@ -25,6 +25,7 @@ from oracle_core.server.openai_responses import responses_router
 from oracle_core.server.operations import operations_router
 from oracle_core.server.page import page_router, static_mount
 from oracle_core.server.plugin_routes import plugin_routes
+from oracle_core.server.request_id import RequestIdMiddleware
 from oracle_core.server.security import SecurityHeadersMiddleware
 from oracle_core.server.threads import threads_router
 from oracle_core.server.trace_context import TraceContextMiddleware
@@ -58,6 +59,8 @@ def create_app(
     Every response carries the security headers of :mod:`oracle_core.server.security`, and
     a request whose ``Host`` the server does not answer to is refused (421) before any
     route sees it: without tokens only loopback names are answered (against DNS rebinding).
+    Every request has an id (``X-Request-ID``, :mod:`oracle_core.server.request_id`) that
+    its log lines and the lines of the runs it starts carry, and its response sends back.
 
     Args:
         oracle: the oracle to serve.
@@ -141,13 +144,14 @@ def create_app(
 
 
 class _GuardedApp(FastAPI):
-    """FastAPI with the host check and the security headers outside every other layer.
+    """FastAPI with the request id, the host check and the security headers outside every
+    other layer.
 
     ``add_middleware`` would put them inside Starlette's error middleware, whose 500s would
-    then go out without the headers.
+    then go out without the headers (and its traceback's log line without the request id).
     """
 
     def build_middleware_stack(self) -> ASGIApp:
         ctx: ServerContext = self.state.server
         guarded = HostGuardMiddleware(super().build_middleware_stack(), ctx.hosts)
-        return SecurityHeadersMiddleware(guarded)
+        return RequestIdMiddleware(SecurityHeadersMiddleware(guarded))

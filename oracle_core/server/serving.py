@@ -1,4 +1,5 @@
-"""Running the app under uvicorn, as ``oracle serve`` does: timeouts and a graceful stop.
+"""Running the app under uvicorn, as ``oracle serve`` does: timeouts, a graceful stop, logs
+and the place behind a reverse proxy.
 
 What a slow or idle client can hold, and for how long:
 
@@ -15,11 +16,17 @@ On SIGTERM (or Ctrl-C) :class:`OracleServer` stops taking connections, refuses n
 hands the rest over (saved as still running, their leases given back, for another process
 to resume; their clients get 503 ``run_handed_over``), or cancels them with
 ``ORACLE_RESUME_RUNS=0`` (``run_cancelled``), so the process is gone within the grace period.
+
+Behind a reverse proxy (:class:`Proxy`): the proxy serves the app under a path prefix it
+strips (``root_path``, which the app's links, the chat page's included, start with), and the
+client's address and scheme come from ``X-Forwarded-For`` and ``X-Forwarded-Proto`` when the
+connection comes from an address in ``forwarded_allow_ips`` (uvicorn's proxy headers).
 """
 
 from __future__ import annotations
 
 import asyncio
+import re
 import socket
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -29,6 +36,7 @@ import h11
 import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
+from oracle_core.server.log_formats import LogFormat
 from oracle_core.server.logging_config import server_log_config
 
 if TYPE_CHECKING:
@@ -67,6 +75,47 @@ class ServerTimeouts:
         for their clients' 503s to go out and the store to close."""
         grace = self.shutdown_grace_seconds
         return max(grace - 1.0, grace / 2)
+
+
+_ROOT_PATH = re.compile(r"(/[A-Za-z0-9._~%-]+)*")
+
+ROOT_PATH_RULE = "a path such as /oracle: segments of letters, digits and . _ ~ % -, each after a /"
+"""What :func:`check_root_path` accepts, in words (for error messages)."""
+
+
+def check_root_path(root_path: str) -> str:
+    """``root_path`` as the app uses it: ``""`` for none, else ``/a/b`` (a trailing ``/``
+    dropped).
+
+    Raises:
+        ValueError: naming the value and :data:`ROOT_PATH_RULE`.
+    """
+    trimmed = root_path.rstrip("/")
+    if len(trimmed) > 200 or not _ROOT_PATH.fullmatch(trimmed):
+        raise ValueError(f"root path {root_path[:80]!r} is not valid: use {ROOT_PATH_RULE}")
+    return trimmed
+
+
+@dataclass(frozen=True)
+class Proxy:
+    """Where the server sits behind a reverse proxy (uvicorn's settings of the same names).
+
+    Attributes:
+        root_path: the path prefix the proxy serves the app under and strips before
+            forwarding (``/oracle``); ``""``: none. Checked by :func:`check_root_path`.
+        proxy_headers: trust ``X-Forwarded-For`` / ``X-Forwarded-Proto`` from
+            ``forwarded_allow_ips``.
+        forwarded_allow_ips: the addresses (comma-separated IPs or networks, ``*`` for any)
+            whose forwarded headers are trusted; ``None``: uvicorn's default,
+            ``$FORWARDED_ALLOW_IPS`` or ``127.0.0.1,::1``.
+    """
+
+    root_path: str = ""
+    proxy_headers: bool = True
+    forwarded_allow_ips: str | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "root_path", check_root_path(self.root_path))
 
 
 _HEADER_TIMEOUT = (
@@ -196,19 +245,26 @@ def make_server(
     timeouts: ServerTimeouts | None = None,
     *,
     log_level: str = "info",
+    log_format: LogFormat = "text",
+    proxy: Proxy | None = None,
     on_serving: Callable[[], None] | None = None,
 ) -> OracleServer:
     """A uvicorn server for ``app`` (from :func:`~oracle_core.server.create_app`).
 
     Run it with ``server.run(sockets=[sock])`` (blocking; handles SIGTERM and Ctrl-C) or
-    ``await server.serve(sockets=[sock])``.
+    ``await server.serve(sockets=[sock])``. ``log_format`` is ``text`` or ``json``
+    (:mod:`oracle_core.server.log_formats`); ``proxy`` says where a reverse proxy serves it.
     """
     timeouts = timeouts or ServerTimeouts()
+    proxy = proxy or Proxy()
     config = uvicorn.Config(
         app,
         http=protocol_class(timeouts.header_seconds),
         log_level=log_level,
-        log_config=server_log_config(log_level),  # every log to stderr (logging_config.py)
+        log_config=server_log_config(log_level, log_format),  # every log to stderr
+        root_path=proxy.root_path,
+        proxy_headers=proxy.proxy_headers,
+        forwarded_allow_ips=proxy.forwarded_allow_ips,
         lifespan="on",
         server_header=False,
         timeout_keep_alive=KEEP_ALIVE_SECONDS,

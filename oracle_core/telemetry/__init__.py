@@ -1,4 +1,5 @@
-"""What operators see of runs: OpenTelemetry traces and Prometheus metrics (docs/observability.md).
+"""What operators see of runs: OpenTelemetry traces, Prometheus metrics (docs/observability.md)
+and a log line per run (docs/server.md).
 
 Each is a :class:`~oracle_core.run.observe.RunObserver` built from the settings by
 :func:`default_observers`; an oracle adds the observers given to it in code after them.
@@ -18,11 +19,14 @@ def default_observers(
     settings: Settings, metrics: OracleMetrics | None = None
 ) -> list[RunObserver]:
     """The observers every oracle built with ``settings`` has: OpenTelemetry spans
-    (telemetry/tracing.py; nothing is done until an SDK is configured), then the oracle's
+    (telemetry/tracing.py; nothing is done until an SDK is configured), the run's ids in the
+    log context and a line when it ends (telemetry/run_log.py), then the oracle's
     ``metrics`` when given (telemetry/metrics.py)."""
+    from oracle_core.telemetry.run_log import RunLog
     from oracle_core.telemetry.tracing import TracingObserver, content_wanted
 
-    observers: list[RunObserver] = [TracingObserver(content=content_wanted(settings.env))]
+    tracing = TracingObserver(content=content_wanted(settings.env))
+    observers: list[RunObserver] = [tracing, RunLog()]
     if metrics is not None:  # the oracle's own (telemetry/metrics.py): its GET /metrics counts
         observers.append(metrics)
     return observers

@@ -24,6 +24,7 @@ from waits_support import CallsThenText, Kit, build_oracle, counting_tool
 
 from oracle_core import Settings
 from oracle_core.telemetry import default_observers
+from oracle_core.telemetry.run_log import RunLog
 from oracle_core.telemetry.otel_setup import configure_from_env, traces_wanted
 from oracle_core.telemetry.tracing import NOTE, TracingObserver, run_anchor
 from oracle_core.testing.openai_server import FakeOpenAI, Reply
@@ -166,7 +167,7 @@ def test_the_setting_turns_content_on(tmp_path: Path) -> None:
     on = default_observers(
         Settings.from_env({"ORACLE_HOME": str(tmp_path), "ORACLE_TRACE_CONTENT": "1"})
     )
-    assert [type(o) for o in off] == [TracingObserver] and not off[0].content  # type: ignore[attr-defined]
+    assert [type(o) for o in off] == [TracingObserver, RunLog] and not off[0].content  # type: ignore[attr-defined]
     assert on[0].content  # type: ignore[attr-defined]
 
 
