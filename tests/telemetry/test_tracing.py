@@ -12,6 +12,7 @@ pytest.importorskip(
 
 import asyncio
 import json
+import random
 from pathlib import Path
 from typing import Any
 
@@ -24,8 +25,13 @@ from waits_support import CallsThenText, Kit, build_oracle, counting_tool
 
 from oracle_core import Settings
 from oracle_core.telemetry import default_observers
+from oracle_core.telemetry.otel_setup import (
+    Providers,
+    configure_from_env,
+    exporters,
+    traces_wanted,
+)
 from oracle_core.telemetry.run_log import RunLog
-from oracle_core.telemetry.otel_setup import configure_from_env, traces_wanted
 from oracle_core.telemetry.tracing import NOTE, TracingObserver, run_anchor
 from oracle_core.testing.openai_server import FakeOpenAI, Reply
 
@@ -186,8 +192,23 @@ def test_the_standard_variables_say_whether_traces_are_wanted(
     env: dict[str, str], wanted: bool
 ) -> None:
     assert traces_wanted(env) is wanted
-    if not wanted:
-        assert configure_from_env(env) is None
+    if not wanted:  # (metrics off: nothing is installed in this test process)
+        assert configure_from_env({**env, "OTEL_METRICS_EXPORTER": "none"}) == Providers()
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_the_exporter_lists_are_read_as_the_sdk_reads_them(seed: int) -> None:
+    rng = random.Random(seed)
+    names = rng.sample(["otlp", "console", "OTLP", " Console ", "zipkin"], k=rng.randint(1, 4))
+    env = {"OTEL_TRACES_EXPORTER": ",".join(names), "OTEL_METRICS_EXPORTER": "none"}
+    expected = list(dict.fromkeys(n.strip().lower() for n in names))
+
+    assert exporters(env, "traces") == expected
+    assert exporters({**env, "OTEL_TRACES_EXPORTER": ",".join([*names, "none"])}, "traces") == []
+    assert exporters({**env, "OTEL_SDK_DISABLED": "TRUE"}, "traces") == []
+    assert exporters(env, "metrics") == []
+    assert exporters({"OTEL_EXPORTER_OTLP_METRICS_ENDPOINT": "http://c"}, "metrics") == ["otlp"]
+    assert exporters({"OTEL_EXPORTER_OTLP_METRICS_ENDPOINT": "http://c"}, "traces") == []
 
 
 def test_without_an_sdk_a_run_keeps_nothing_and_makes_no_span(

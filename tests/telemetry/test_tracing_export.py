@@ -25,6 +25,9 @@ from typing import Any
 import httpx
 from conftest import MakeOracle
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
+    ExportMetricsServiceRequest,
+)
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
@@ -38,10 +41,11 @@ from oracle_core.testing.openai_server import FakeOpenAI, Reply
 
 
 class Receiver:
-    """An OTLP/HTTP trace receiver on 127.0.0.1: decodes every export it is posted."""
+    """An OTLP/HTTP receiver on 127.0.0.1: decodes every export of spans and of metrics."""
 
     def __init__(self) -> None:
         self.requests: list[ExportTraceServiceRequest] = []
+        self.metric_requests: list[ExportMetricsServiceRequest] = []
         self.paths: list[str] = []
         owner = self
 
@@ -51,9 +55,14 @@ class Receiver:
 
             def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                message = ExportTraceServiceRequest()
-                message.ParseFromString(body)
-                owner.requests.append(message)
+                if self.path.endswith("/v1/metrics"):
+                    metrics = ExportMetricsServiceRequest()
+                    metrics.ParseFromString(body)
+                    owner.metric_requests.append(metrics)
+                else:
+                    message = ExportTraceServiceRequest()
+                    message.ParseFromString(body)
+                    owner.requests.append(message)
                 owner.paths.append(self.path)
                 self.send_response(200)
                 self.send_header("Content-Type", "application/x-protobuf")
@@ -73,6 +82,15 @@ class Receiver:
             for scope in resource.scope_spans
             for span in scope.spans
         ]
+
+    def metric_names(self) -> set[str]:
+        return {
+            metric.name
+            for request in self.metric_requests
+            for resource in request.resource_metrics
+            for scope in resource.scope_metrics
+            for metric in scope.metrics
+        }
 
     def close(self) -> None:
         self.server.shutdown()
@@ -124,12 +142,12 @@ CHILD = textwrap.dedent(
     import asyncio, os, sys, tempfile
     from oracle_core import Oracle, Settings
     from oracle_core.store import MemoryCheckpointer
-    from oracle_core.telemetry.otel_setup import configure_from_env, shutdown
+    from oracle_core.telemetry.otel_setup import configure_from_env
     from oracle_core.testing.scripted import ScriptedModel
 
-    provider = configure_from_env(os.environ)
-    assert provider is not None
-    assert configure_from_env(os.environ) is None  # never replaces a provider already set
+    providers = configure_from_env(os.environ)
+    assert providers.tracer is not None
+    assert configure_from_env(os.environ).tracer is None  # never replaces a provider already set
     oracle = Oracle(
         entry_points=False,
         settings=Settings.from_env({"ORACLE_HOME": tempfile.mkdtemp()}),
@@ -138,14 +156,16 @@ CHILD = textwrap.dedent(
     )
     result = oracle.run_sync("t", "hi")
     asyncio.run(oracle.close())
-    shutdown(provider)
+    assert providers.shutdown(timeout=60)  # everything sent (the exit bound is tested elsewhere)
     print(result.run_id)
     """
 )
 
 
 @pytest.mark.slow
-def test_the_oracles_own_setup_exports_from_the_standard_variables(receiver: Receiver) -> None:
+def test_the_oracles_own_setup_exports_spans_and_metrics_from_the_standard_variables(
+    receiver: Receiver,
+) -> None:
     env = {
         **os.environ,
         "OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{receiver.port}",
@@ -167,6 +187,8 @@ def test_the_oracles_own_setup_exports_from_the_standard_variables(receiver: Rec
     assert attrs["gen_ai.request.model"].string_value == "gpt-test"
     run = next(s for s in spans if s.name.startswith("invoke_agent"))
     assert {a.key: a.value.string_value for a in run.attributes}["oracle.run.id"] == run_id
+    # An OTLP endpoint means otlp for metrics too, as the SDK's OTEL_METRICS_EXPORTER default.
+    assert {"oracle.runs", "oracle.run.duration"} <= receiver.metric_names()
 
 
 def serve_live(app: Any) -> tuple[Any, threading.Thread, int]:
