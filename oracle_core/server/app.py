@@ -13,6 +13,7 @@ from oracle_core.server.api import api_router, health_router
 from oracle_core.server.auth import BearerAuth
 from oracle_core.server.connections import connections_router
 from oracle_core.server.context import ServerContext
+from oracle_core.server.docs_pages import docs_mount, docs_router
 from oracle_core.server.errors import install_error_handlers
 from oracle_core.server.follow import follow_router
 from oracle_core.server.hosts import HostGuardMiddleware, HostPolicy
@@ -35,9 +36,12 @@ from oracle_core.version import __version__
 if TYPE_CHECKING:
     from oracle_core.oracle import Oracle
 
+OPENAPI_URL = "/openapi.json"
+"""Where the app's OpenAPI document is served (the docs pages at ``/docs`` and ``/redoc`` read it)."""
+
 DESCRIPTION = """An oracle served over HTTP: threads and runs (JSON or server-sent events), an
 OpenAI-compatible `/v1/chat/completions`, plugin routes under `/plugins/<name>/`, MCP
-(streamable HTTP) at `/mcp`, and a chat page at `/`. Send `Authorization: Bearer <token>`
+(streamable HTTP) at `/mcp`, a chat page at `/`, and this reference at `/docs` and `/redoc`. Send `Authorization: Bearer <token>`
 when the server has tokens."""
 
 
@@ -104,9 +108,9 @@ def create_app(
         version=__version__,
         description=DESCRIPTION,
         lifespan=lifespan,
-        docs_url="/docs",
+        docs_url=None,  # served by docs_pages.py, from the package's own files
         redoc_url=None,
-        openapi_url="/openapi.json",
+        openapi_url=OPENAPI_URL,
     )
     app.state.oracle = oracle
     app.state.server = ctx
@@ -117,7 +121,9 @@ def create_app(
         timeout_seconds=ctx.limits.body_timeout_seconds,
     )
     app.add_middleware(TraceContextMiddleware)  # an incoming traceparent parents the runs
+    app.router.routes.append(docs_mount())
     routers = [
+        docs_router(app.title, OPENAPI_URL),
         health_router(ctx),
         api_router(ctx),
         threads_router(ctx),

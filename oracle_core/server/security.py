@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import re
+
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 PAGE_CSP = "; ".join(
@@ -23,11 +27,43 @@ server sends with ``textContent``, never as HTML, except answers' Markdown, whic
 renders and sanitizes itself (:mod:`oracle_core.server.markdown`).
 """
 
+_INLINE_SCRIPT = re.compile(r"<script>(.*?)</script>", re.DOTALL)
+
+
+def docs_csp(html: str) -> str:
+    """The policy of an API docs page (``/docs``, ``/redoc``) whose HTML is ``html``.
+
+    Its viewer's files are the server's own, and so is everything they may load: the
+    OpenAPI document, their styles and icons, ReDoc's search worker (a ``blob:``). The
+    page's inline scripts (Swagger UI's start) are allowed by their hashes, its styles
+    inline (both viewers set them). Nothing from another site loads, not even ReDoc's
+    built-in logo on redoc.ly, and nothing is evaluated from text.
+    """
+    hashes = " ".join(
+        f"'sha256-{base64.b64encode(hashlib.sha256(m.encode()).digest()).decode()}'"
+        for m in _INLINE_SCRIPT.findall(html)
+    )
+    return "; ".join(
+        [
+            "default-src 'none'",
+            f"script-src 'self' {hashes}".rstrip(),
+            "style-src 'self' 'unsafe-inline'",
+            "img-src 'self' data:",
+            "font-src 'self' data:",
+            "connect-src 'self'",
+            "worker-src blob:",
+            "form-action 'self'",
+            "base-uri 'none'",
+            "frame-ancestors 'none'",
+        ]
+    )
+
+
 SECURITY_HEADERS: tuple[tuple[bytes, bytes], ...] = (
     (b"x-content-type-options", b"nosniff"),
     (b"referrer-policy", b"no-referrer"),
     (b"x-frame-options", b"DENY"),
-    # Only framing is ruled out here: the API docs page loads Swagger UI from a CDN.
+    # Only framing is ruled out here; the pages set their own (PAGE_CSP, docs_csp).
     (b"content-security-policy", b"frame-ancestors 'none'"),
 )
 """Headers every response carries unless its route set the header itself."""

@@ -28,6 +28,8 @@ REQUESTS: list[tuple[str, str, str, dict[str, Any], int]] = [
     ("page style", "GET", "/static/app.css", {}, 200),
     ("missing static file", "GET", "/static/nope.js", {}, 404),
     ("API docs", "GET", "/docs", {}, 200),
+    ("API reference", "GET", "/redoc", {}, 200),
+    ("API docs script", "GET", "/static/docs/swagger-ui-bundle.js", {}, 200),
     ("OpenAPI", "GET", "/openapi.json", {}, 200),
     ("threads", "GET", "/threads", {"headers": AUTH}, 200),
     ("no token", "GET", "/threads", {}, 401),
