@@ -147,8 +147,11 @@ def test_threads_json_is_one_object_a_thread(home: Path) -> None:
 
     rows = json.loads(out)
     assert [r["thread_id"] for r in rows] == ["porto", "older"]
-    assert set(rows[0]) == {"thread_id", "created_at", "updated_at", "messages", "tokens", "runs"}
+    assert set(rows[0]) == {
+        "thread_id", "created_at", "updated_at", "messages", "tokens", "runs", "title"
+    }  # fmt: skip
     assert rows[0]["messages"] == 4 and rows[0]["runs"] == 1
+    assert rows[1]["title"] == "hello"  # its first user message
 
 
 def test_no_threads_says_how_to_make_one(tmp_path: Path) -> None:

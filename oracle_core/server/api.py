@@ -67,7 +67,8 @@ def api_router(ctx: ServerContext) -> APIRouter:
     @router.get("/threads", response_model=ThreadList, tags=["threads"])
     async def list_threads(limit: Annotated[int, Query(ge=1, le=10_000)] = 100) -> dict[str, Any]:
         """Stored threads, most recently updated first: ``threads`` their ids, ``summaries``
-        each with its times, messages, tokens and runs (the listing ``oracle threads`` shows)."""
+        each with its times, messages, tokens, runs and title (the first words of its first
+        user message)."""
         summaries = await oracle.checkpointer.thread_summaries(limit=limit)
         return {
             "threads": [s.thread_id for s in summaries],

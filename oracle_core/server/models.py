@@ -49,6 +49,11 @@ class ThreadSummaryBody(BaseModel):
     messages: int
     tokens: int = Field(description="The size of its messages in tokens.")
     runs: int
+    title: str = Field(
+        default="",
+        description="The first words of its first user message (at most 60 characters); "
+        "empty when it has none.",
+    )
 
 
 class ThreadList(BaseModel):

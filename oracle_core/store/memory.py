@@ -37,6 +37,7 @@ from oracle_core.values.threads import (
     interrupted,
     tail_of,
 )
+from oracle_core.values.titles import first_user_title
 
 T = TypeVar("T")
 
@@ -130,6 +131,7 @@ class MemoryCheckpointer(Checkpointer):
                 messages=len(self._threads[tid].messages),
                 tokens=sum(self._threads[tid].message_tokens),
                 runs=len(self._threads[tid].runs),
+                title=first_user_title(self._threads[tid].messages),
             )
             for tid in (await self.threads())[:limit]
         ]

@@ -16,6 +16,7 @@ from oracle_core.values.threads import (
     ThreadTail,
     tail_of,
 )
+from oracle_core.values.titles import first_user_title
 
 
 class ThreadStore(Protocol):
@@ -103,7 +104,7 @@ class ThreadStore(Protocol):
         """Every thread id stored, most recently updated first."""
 
     async def thread_summaries(self, *, limit: int | None = None) -> list[ThreadSummary]:
-        """The stored threads with their last activity and size, most recently updated first.
+        """The stored threads with their last activity, size and title, most recently updated first.
 
         The default reads every thread with :meth:`load` (its times are those of its runs);
         stores override it to read only the counts.
@@ -123,6 +124,7 @@ class ThreadStore(Protocol):
                     messages=len(state.messages),
                     tokens=sum(state.message_tokens),
                     runs=len(state.runs),
+                    title=first_user_title(state.messages),
                 )
             )
         return summaries

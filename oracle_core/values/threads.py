@@ -126,6 +126,8 @@ class ThreadSummary:
         messages: how many messages it holds.
         tokens: their size in tokens (the sum of ``message_tokens``).
         runs: how many runs it has had.
+        title: the first words of its first user message
+            (:func:`~oracle_core.values.titles.thread_title`); ``""`` when it has none.
     """
 
     thread_id: str
@@ -134,6 +136,7 @@ class ThreadSummary:
     messages: int = 0
     tokens: int = 0
     runs: int = 0
+    title: str = ""
 
     def to_json(self) -> dict[str, Any]:
         """The summary as JSON-ready data."""

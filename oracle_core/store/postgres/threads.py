@@ -18,6 +18,7 @@ from oracle_core.store.threads import conflict
 from oracle_core.values.messages import Message
 from oracle_core.values.text import clean_text
 from oracle_core.values.threads import RunRecord, ThreadState, ThreadSummary, ThreadTail
+from oracle_core.values.titles import TITLE_SOURCE_CHARS, thread_title
 
 Connection = psycopg.AsyncConnection[Any]
 
@@ -151,14 +152,34 @@ async def listing(conn: Connection) -> list[str]:
     return [unescape(r[0]) for r in await cursor.fetchall()]
 
 
+# jsonb holds no U+0000: each escape of one becomes a space's (one whose backslash is itself
+# escaped, text that reads "\\u0000", is left alone; a title loses nothing by it).
+_FIRST_USER_TEXT = rf"""
+(SELECT CASE jsonb_typeof(f.j -> 'content')
+   WHEN 'string' THEN left(f.j ->> 'content', {TITLE_SOURCE_CHARS})
+   WHEN 'array' THEN (
+     SELECT left(string_agg(CASE e.p ->> 'type'
+       WHEN 'text' THEN coalesce(e.p ->> 'text', '') WHEN 'image_url' THEN '[image]' END,
+       ' ' ORDER BY e.n), {TITLE_SOURCE_CHARS})
+     FROM jsonb_array_elements(f.j -> 'content') WITH ORDINALITY AS e(p, n))
+   ELSE '' END
+ FROM (SELECT c.j FROM oracle_messages m,
+         LATERAL (SELECT regexp_replace(
+           m.message, '(?<!\\)((?:\\\\)*)\\u0000', '\1\\u0020', 'g')::jsonb AS j) c
+       WHERE m.thread_key = t.thread_key AND c.j ->> 'role' = 'user'
+       ORDER BY m.seq LIMIT 1) f)"""
+"""The text of a thread's first user message, at most TITLE_SOURCE_CHARS of it."""
+
+
 async def summaries(conn: Connection, limit: int | None) -> list[ThreadSummary]:
-    """The threads with their times and sizes, most recently updated first."""
+    """The threads with their times, sizes and titles, most recently updated first."""
     cursor = await conn.execute(
         "SELECT t.thread_id, t.created_at, t.updated_at, "
         "(SELECT count(*) FROM oracle_messages m WHERE m.thread_key = t.thread_key), "
         "(SELECT coalesce(sum(tokens), 0) FROM oracle_messages m "
         " WHERE m.thread_key = t.thread_key), "
-        "(SELECT count(*) FROM oracle_runs r WHERE r.thread_key = t.thread_key) "
+        "(SELECT count(*) FROM oracle_runs r WHERE r.thread_key = t.thread_key), "
+        f"{_FIRST_USER_TEXT} "
         "FROM oracle_threads t ORDER BY t.updated_at DESC LIMIT %s",
         (limit,),
     )
@@ -170,6 +191,7 @@ async def summaries(conn: Connection, limit: int | None) -> list[ThreadSummary]:
             messages=int(r[3]),
             tokens=int(r[4]),
             runs=int(r[5]),
+            title=thread_title(r[6] or ""),
         )
         for r in await cursor.fetchall()
     ]

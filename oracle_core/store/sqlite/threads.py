@@ -20,6 +20,7 @@ from oracle_core.store.threads import conflict
 from oracle_core.values.messages import Message
 from oracle_core.values.text import clean_text
 from oracle_core.values.threads import RunRecord, ThreadState, ThreadSummary, ThreadTail
+from oracle_core.values.titles import TITLE_SOURCE_CHARS, thread_title, title_source
 
 _LOADED = "SELECT plugin FROM oracle_loaded_plugins WHERE thread_id = ? ORDER BY seq"
 _COUNT = "SELECT coalesce(max(seq) + 1, 0) FROM oracle_messages WHERE thread_id = ?"
@@ -188,18 +189,52 @@ def listing(db: sqlite3.Connection) -> list[str]:
     return [r[0] for r in rows]
 
 
+_TITLE_SOURCE = rf"""
+CASE WHEN instr(m.message, '\u0000') THEN NULL ELSE CASE json_type(m.message, '$.content')
+   WHEN 'text' THEN substr(json_extract(m.message, '$.content'), 1, {TITLE_SOURCE_CHARS})
+   WHEN 'array' THEN (
+     SELECT substr(group_concat(CASE json_extract(p.value, '$.type')
+       WHEN 'text' THEN coalesce(json_extract(p.value, '$.text'), '')
+       WHEN 'image_url' THEN '[image]' END,
+       ' '), 1, {TITLE_SOURCE_CHARS})
+     FROM json_each(m.message, '$.content') p)
+   ELSE '' END END,
+CASE WHEN instr(m.message, '\u0000') THEN m.message END"""
+"""Of a thread's first user message (``m``): the text its title is made from (at most
+TITLE_SOURCE_CHARS), or, when it holds the escape of a NUL (SQLite's JSON functions end a
+string at a NUL), the message itself, for Python to read."""
+
+
 def summaries(db: sqlite3.Connection, limit: int | None) -> list[ThreadSummary]:
-    """The threads with their times and sizes, most recently updated first."""
+    """The threads with their times, sizes and titles, most recently updated first."""
     rows = db.execute(
-        "SELECT t.thread_id, t.created_at, t.updated_at,"
-        " (SELECT count(*) FROM oracle_messages m WHERE m.thread_id = t.thread_id),"
-        " (SELECT coalesce(sum(m.tokens), 0) FROM oracle_messages m"
-        "  WHERE m.thread_id = t.thread_id),"
-        " (SELECT count(*) FROM oracle_runs r WHERE r.thread_id = t.thread_id)"
-        " FROM oracle_threads t ORDER BY t.updated_at DESC LIMIT ?",
+        "SELECT s.*,"
+        f" {_TITLE_SOURCE}"
+        " FROM (SELECT t.thread_id, t.created_at, t.updated_at,"
+        "  (SELECT count(*) FROM oracle_messages m WHERE m.thread_id = t.thread_id),"
+        "  (SELECT coalesce(sum(m.tokens), 0) FROM oracle_messages m"
+        "   WHERE m.thread_id = t.thread_id),"
+        "  (SELECT count(*) FROM oracle_runs r WHERE r.thread_id = t.thread_id),"
+        "  (SELECT m.seq FROM oracle_messages m WHERE m.thread_id = t.thread_id"
+        "   AND json_extract(m.message, '$.role') = 'user' ORDER BY m.seq LIMIT 1) AS first"
+        "  FROM oracle_threads t ORDER BY t.updated_at DESC LIMIT ?) s"
+        " LEFT JOIN oracle_messages m ON m.thread_id = s.thread_id AND m.seq = s.first"
+        " ORDER BY s.updated_at DESC",
         (limit or -1,),
     ).fetchall()
-    return [ThreadSummary(*row) for row in rows]
+    return [
+        ThreadSummary(
+            row[0], row[1], row[2], messages=row[3], tokens=row[4], runs=row[5],
+            title=_title(row[7], row[8]),
+        )
+        for row in rows
+    ]  # fmt: skip
+
+
+def _title(source: str | None, message: str | None) -> str:
+    if message is not None:
+        source = title_source(from_json(message)[0].get("content"))
+    return thread_title(source or "")
 
 
 def delete(db: sqlite3.Connection, thread_id: str) -> bool:
