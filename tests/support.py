@@ -8,7 +8,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -265,8 +265,9 @@ def reference_text(text: str) -> str:
 
 
 @contextlib.contextmanager
-def serve_app(app: Any) -> Iterator[str]:
-    """``oracle serve``'s uvicorn server for ``app``, in a thread on 127.0.0.1.
+def serve_app(app: Any, **options: Any) -> Iterator[str]:
+    """``oracle serve``'s uvicorn server for ``app``, in a thread on 127.0.0.1; ``options``
+    go to ``make_server`` (``proxy=Proxy(...)``, ...).
 
     Yields the base URL (``http://127.0.0.1:PORT``) once it takes connections; the server
     stops at the end, as on SIGTERM.
@@ -277,7 +278,8 @@ def serve_app(app: Any) -> Iterator[str]:
     from oracle_core.server.serving import make_server
 
     started = threading.Event()
-    server = make_server(app, None, log_level="warning", on_serving=started.set)
+    options.setdefault("log_level", "warning")
+    server = make_server(app, None, on_serving=started.set, **options)
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
@@ -311,16 +313,21 @@ class Careful:
 
 
 def start_serve(
-    name: str, env: Mapping[str, str], *, wait: float
+    name: str,
+    env: Mapping[str, str],
+    *,
+    wait: float,
+    args: Sequence[str] = ("--log-level", "warning"),
+    **popen: Any,
 ) -> tuple[subprocess.Popen[str], str, list[str]]:
-    """Start ``oracle serve`` on a free port with ``env``; wait (up to ``wait`` seconds) for
+    """Start ``oracle serve --port 0 <args>`` with ``env``; wait (up to ``wait`` seconds) for
     its "serving" line. Returns the process, its URL and its output so far (kept growing by
-    a thread: read it to see what the process printed)."""
-    command = [sys.executable, "-m", "oracle_core", "serve", "--port", "0",
-               "--log-level", "warning"]  # fmt: skip
+    a thread: read it to see what the process printed). ``popen`` goes to ``Popen``."""
+    command = [sys.executable, "-m", "oracle_core", "serve", "--port", "0", *args]
     process = subprocess.Popen(
-        command, env=dict(env), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
-    )
+        command, env=dict(env), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        **popen,
+    )  # fmt: skip
     assert process.stdout is not None
     lines: queue.Queue[str] = queue.Queue()
     output: list[str] = []

@@ -2,6 +2,10 @@
 
 No build step: the files are shipped as they are. The page talks to the JSON and SSE API
 like any client; when the server needs a token it asks for one and keeps it in the browser.
+Behind a reverse proxy that serves the server under a path (``oracle serve --root-path``),
+the page's links and API calls start with that path: ``index.html`` names it where it says
+``{{root}}``, and the script reads it from the ``oracle-root`` meta tag.
+
 It is served with a strict Content-Security-Policy
 (:data:`~oracle_core.server.security.PAGE_CSP`): no inline script or style, so keep both in
 ``static/``.
@@ -15,10 +19,11 @@ results, errors, plugin texts) goes on the page as text, never as HTML.
 from __future__ import annotations
 
 import asyncio
+import html as markup
 from pathlib import Path
 from typing import Annotated
 
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter, Depends, Request
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.responses import HTMLResponse
 from starlette.routing import Mount
@@ -52,13 +57,15 @@ class Rendered(BaseModel):
 def page_router(ctx: ServerContext) -> APIRouter:
     """``GET /``: the chat page (public); ``POST /page/render``: its Markdown (needs the token)."""
     router = APIRouter(include_in_schema=False)
-    html = (STATIC / "index.html").read_text(encoding="utf-8")
+    template = (STATIC / "index.html").read_text(encoding="utf-8")
     renderer = MarkdownRenderer()
 
     @router.get("/")
-    async def index() -> HTMLResponse:
+    async def index(request: Request) -> HTMLResponse:
+        root = str(request.scope.get("root_path") or "").rstrip("/")
         return HTMLResponse(
-            html, headers={"Cache-Control": "no-cache", "Content-Security-Policy": PAGE_CSP}
+            template.replace("{{root}}", markup.escape(root, quote=True)),
+            headers={"Cache-Control": "no-cache", "Content-Security-Policy": PAGE_CSP},
         )
 
     @router.post("/page/render", dependencies=[Depends(ctx.auth)], response_model=Rendered)

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from browser import BROWSER_TEST, chromium_page, screenshot_folder, serve_in_thread
 
@@ -137,3 +138,30 @@ def test_a_pending_approval_is_shown_again_after_a_reload_and_can_be_decided(
     expect(card.locator(".approval-outcome")).to_have_text("approved")
     expect(page.locator(".msg.assistant")).to_have_text("Deleted.")
     assert files.deleted == ["notes.txt"]
+
+
+def test_an_approved_turn_shows_one_usage_line_with_the_whole_runs_tokens(
+    page_url: str, page: Any, fake_openai: FakeOpenAI
+) -> None:
+    expect = playwright_api.expect
+    card = ask_to_delete(page, page_url, fake_openai, "Deleted.")
+    expect(page.locator(".turn-usage")).to_have_count(1)  # what the waiting part used
+
+    card.locator(".approve").click()
+
+    expect(page.locator(".msg.assistant")).to_have_text("Deleted.")
+    thread = page.evaluate("decodeURIComponent(location.hash.split('=')[1])")
+    (run,) = httpx.get(f"{page_url}/threads/{thread}").json()["runs"]
+    usage = run["usage"]
+    line = (
+        f"used {usage['total_tokens']} tokens this turn "
+        f"({usage['prompt_tokens']} prompt + {usage['completion_tokens']} completion)"
+    )
+    expect(page.locator(".turn-usage")).to_have_count(1)
+    expect(page.locator(".turn-usage")).to_have_text(line)
+    # below the resumed part's answer, where the turn ends
+    expect(page.locator(".turn > :last-child")).to_have_class("turn-usage")
+
+    page.reload()
+
+    expect(page.locator(".turn-usage")).to_have_text(line)

@@ -32,6 +32,10 @@ const MARKDOWN_ATTRIBUTES = new Set(["href", "title", "rel", "target", "start"])
 
 const $ = (id) => document.getElementById(id);
 
+// The path a reverse proxy serves the server under ("" when none; oracle serve --root-path):
+// every API call starts with it.
+const ROOT = document.querySelector('meta[name="oracle-root"]')?.content || "";
+
 function el(tag, className, text) {
   const node = document.createElement(tag);
   if (className) node.className = className;
@@ -44,7 +48,7 @@ class ApiError extends Error {}
 async function api(path, options = {}) {
   const headers = { "Content-Type": "application/json", ...(options.headers || {}) };
   if (state.token) headers.Authorization = `Bearer ${state.token}`;
-  const response = await fetch(path, { ...options, headers });
+  const response = await fetch(ROOT + path, { ...options, headers });
   if (response.status === 401) {
     $("token-form").hidden = false;
     throw new ApiError("this server needs an API token: enter it above");
@@ -100,14 +104,17 @@ async function loadInstalled() {
   }
 }
 
+// Each thread by its title (the first words of its first message), its id as the tooltip.
 async function loadThreads() {
-  const { threads } = await (await api("/threads?limit=50")).json();
+  const { summaries } = await (await api("/threads?limit=50")).json();
   const list = $("threads");
   list.replaceChildren();
-  for (const id of threads) {
+  for (const { id, title } of summaries) {
     const item = el("li", id === state.thread ? "current" : "");
-    const button = el("button", null, id);
+    item.dataset.thread = id;
+    const button = el("button", title ? "thread-name" : "thread-name untitled", title || id);
     button.type = "button";
+    button.title = id;
     button.addEventListener("click", () => openThread(id));
     item.append(button);
     list.append(item);
@@ -290,6 +297,8 @@ function addLoad(turn, names) {
   turn.node.append(el("div", "capability-load", `⚡ capability loaded: ${names.join(", ")}`));
 }
 
+// One line a turn: a run that waited and was resumed reports the whole run's usage again
+// when it ends, so its line is replaced (and moved below the resumed part), not repeated.
 function addUsage(turn, usage) {
   if (!usage) return;
   const prompt = usage.prompt_tokens || 0;
@@ -297,6 +306,7 @@ function addUsage(turn, usage) {
   const total = usage.total_tokens ?? prompt + completion;
   // "used", as `oracle threads show` and the chat name what the provider reported
   const text = `used ${total} tokens this turn (${prompt} prompt + ${completion} completion)`;
+  for (const old of turn.node.querySelectorAll(".turn-usage")) old.remove();
   turn.node.append(el("div", "turn-usage", text));
 }
 
