@@ -160,7 +160,8 @@ class _Page(HTMLParser):
 
 def test_the_page_has_nothing_inline_that_its_policy_would_block() -> None:
     parser = _Page()
-    parser.feed((STATIC / "index.html").read_text(encoding="utf-8"))
+    served = (STATIC / "index.html").read_text(encoding="utf-8").replace("{{root}}", "")
+    parser.feed(served)  # as served without a root path (with one, its links start with it)
     script = (STATIC / "app.js").read_text(encoding="utf-8")
 
     assert parser.problems == []
