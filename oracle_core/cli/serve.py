@@ -83,7 +83,7 @@ def _bind(host: str, port: int) -> socket.socket:
 )  # fmt: skip
 @click.option(
     "--log-format", envvar="ORACLE_LOG_FORMAT", default="text", show_default=True,
-    type=click.Choice(["text", "json"]),
+    type=click.Choice(["text", "json"], case_sensitive=False),
     help="Log lines as text or one JSON object a line [env: ORACLE_LOG_FORMAT].",
 )  # fmt: skip
 @click.option(
