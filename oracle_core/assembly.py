@@ -63,11 +63,15 @@ def assemble_plugins(
     entry_points: bool,
     path: Sequence[str] | None,
 ) -> Registry:
-    """Import, register and validate the plugins given and (``entry_points``) installed.
+    """Import, register and validate the plugins given and (``entry_points``) installed,
+    once the whole ``oracle.toml`` is checked (:meth:`Settings.check_config`).
 
     Raises:
+        ConfigError: ``oracle.toml`` has a bad or unknown table or key (SurfaceError for
+            a bad ``[surface]``), naming the file, the line, the key and the fix.
         StrictPluginError: when ``settings.strict`` is set and any plugin failed.
     """
+    settings.check_config()  # every table, also those read only once the oracle starts
     plugins, servers = split_servers(plugins)
     candidates = [Candidate(source_for_object(obj), obj) for obj in plugins]
     early: list[PluginLoadError] = []
@@ -154,8 +158,7 @@ def choose_model(model: str | None, settings: Settings) -> Model:
 
 def wait_checks(settings: Settings, credentials: Credentials) -> list[WaitCheck]:
     """The wait hook's checks, asked in order about every call (docs/waits.md)."""
-    source = f"[approvals] in {settings.config_path}"
-    policy = ApprovalPolicy.from_config(settings.approvals_config(), source)
+    policy = ApprovalPolicy.of(settings.approval_rules())
     return [ApprovalCheck(policy), ConnectionCheck(credentials)]
 
 

@@ -375,8 +375,23 @@ class ThreadWaitingError(OperationError):
     """
 
 
-class ApprovalConfigError(OracleError, ValueError):
-    """The ``[approvals]`` table of ``oracle.toml`` is not valid; the message names the key."""
+class ApprovalConfigError(ConfigError):
+    """The ``[approvals]`` table of ``oracle.toml`` is not valid.
+
+    A :class:`ConfigError`: its one-line message names the file, the line, the key and the
+    fix, and the CLI exits with status 2.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        source: str = "oracle.toml",
+        key: str | None = None,
+        line: int | None = None,
+        expected: str | None = None,
+    ) -> None:
+        super().__init__(message, source=source, key=key, line=line, expected=expected)
 
 
 class AttachmentError(OracleError, ValueError):

@@ -42,8 +42,42 @@ def test_an_unknown_budget_key_is_refused_naming_the_key_and_the_schema() -> Non
 
 
 def test_a_budget_that_is_not_a_number_is_refused() -> None:
-    with pytest.raises(ConfigError, match=r"user_day_cost = '5' is not a number"):
+    with pytest.raises(ConfigError, match=r"budgets.user_day_cost is a string; expected a number"):
         Budgets.from_config({"user_day_cost": "5"})
+
+
+BAD_BUDGETS = [
+    ("user_week_tokens = 5000", "unknown key 'user_week_tokens' (did you mean user_day_tokens?)"),
+    ("user_day_token = 5", "unknown key 'user_day_token' (did you mean user_day_tokens?)"),
+    ("team_day_tokens = 5", "unknown key 'team_day_tokens'"),
+    ("hold = 5", "unknown key 'hold'"),
+    ('user_day_cost = "5"', "budgets.user_day_cost is a string; expected a number at least 0"),
+    ("user_day_cost = -1", "budgets.user_day_cost is an integer; expected a number at least 0"),
+    ("user_day_tokens = nan", "budgets.user_day_tokens is a number; expected a number at least 0"),
+    ("user_day_tokens = true", "budgets.user_day_tokens is a boolean; expected a number"),
+    ("user_day_tokens = [1]", "budgets.user_day_tokens is an array; expected a number"),
+    ("hold_seconds = 0", "budgets.hold_seconds is an integer; expected a number of seconds above 0"),
+    ("hold_seconds = inf", "budgets.hold_seconds is a number; expected a number of seconds"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("seed", range(len(BAD_BUDGETS) * 2))
+def test_a_bad_budgets_table_is_one_line_naming_the_file_the_line_and_the_fix(
+    tmp_path: Path, seed: int
+) -> None:
+    # Read with every other setting, so every command refuses it, not only a starting server.
+    line, expected = BAD_BUDGETS[seed % len(BAD_BUDGETS)]
+    good = ["user_day_requests = 10", "thread_month_tokens = 5000", "user_month_requests = 60"]
+    at = seed // len(BAD_BUDGETS) * len(good) // 2  # the bad key first, or among good ones
+    settings = settings_with(tmp_path, "\n".join([*good[:at], line, *good[at:]]))
+
+    with pytest.raises(ConfigError) as refused:
+        settings.check_config()
+
+    said = str(refused.value)
+    assert said.startswith(f"{settings.config_path}, line {at + 2}: "), said
+    assert expected in said, said
+    assert "\n" not in said
 
 
 def test_windows_are_utc_calendar_days_and_months() -> None:

@@ -1,8 +1,8 @@
 """Names in ``oracle.toml`` and the environment that nothing reads are reported, not
-silently ignored: an unknown table or key is a warning naming the file, its line and the
-closest known name; a ``[plugins.<name>]`` of a plugin that is not installed is a warning;
-a value that cannot be right (``ORACLE_MODEL_CLIENT=bogus``) is an error. Every real name is
-accepted without a word."""
+silently ignored: an unknown table or key of ``oracle.toml`` is an error naming the file, its
+line and the closest known name; a ``[plugins.<name>]`` of a plugin that is not installed and
+an ``ORACLE_*`` variable nothing reads are warnings; a value that cannot be right
+(``ORACLE_MODEL_CLIENT=bogus``) is an error. Every real name is accepted without a word."""
 
 from __future__ import annotations
 
@@ -55,6 +55,16 @@ def warnings_for(tmp_path: Path, text: str, caplog: pytest.LogCaptureFixture) ->
     return "\n".join(r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING)
 
 
+def refusal_of(tmp_path: Path, text: str) -> str:
+    """What the check of ``oracle.toml`` holding ``text`` refuses it with (one line)."""
+    (tmp_path / "oracle.toml").write_text(text)
+    with pytest.raises(ConfigError) as refused:
+        Settings.from_env({"ORACLE_HOME": str(tmp_path)}).check_config()
+    said = str(refused.value)
+    assert "\n" not in said
+    return said
+
+
 def near_miss(rng: random.Random, name: str) -> str:
     """``name`` with one letter dropped, doubled, swapped or replaced (never ``name`` itself)."""
     while True:
@@ -83,8 +93,8 @@ def test_a_configuration_of_real_names_loads_silently(
 
 
 @pytest.mark.parametrize("seed", range(40))
-def test_an_unknown_table_is_named_with_its_line_and_the_closest_table(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture, seed: int
+def test_an_unknown_table_is_refused_with_its_line_and_the_closest_table(
+    tmp_path: Path, seed: int
 ) -> None:
     rng = random.Random(seed)
     real = rng.choice(TABLE_NAMES)
@@ -92,36 +102,43 @@ def test_an_unknown_table_is_named_with_its_line_and_the_closest_table(
     if name in TABLE_NAMES:
         pytest.skip("the mutation landed on another real table")
     header = f"[{name}.weather]" if real in TABLES_OF_TABLES else f"[{name}]"
-    said = warnings_for(tmp_path, REAL + f"\n{header}\nport = 9000\n", caplog)
+    said = refusal_of(tmp_path, REAL + f"\n{header}\nport = 9000\n")
     line = REAL.count("\n") + 2
     assert f"oracle.toml, line {line}: unknown table {header}" in said, said
     if real in TABLES:  # a table of its own: its key is named too
-        assert f"{header} with its key port is ignored" in said, said
+        assert f"{header} with its key port: oracle reads no such table" in said, said
     if seed % 2 and len(real) > 4:  # a near miss of a long name: the real one is suggested
-        assert f"did you mean [{real}" in said, said
+        assert f"rename it to [{real}" in said, said
+    else:
+        assert "rename it to" in said or "remove it" in said, said
 
 
 @pytest.mark.parametrize("seed", range(20))
-def test_an_unknown_sync_tools_key_is_named_with_the_closest_key(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture, seed: int
+def test_an_unknown_sync_tools_key_is_refused_with_the_closest_key(
+    tmp_path: Path, seed: int
 ) -> None:
     rng = random.Random(seed)
     key = near_miss(rng, "share") if seed % 2 else junk(rng)
     if key in ("share", "plugins"):
         pytest.skip("the mutation landed on a real key")
     text = REAL.replace("share = 2", f"share = 2\n{key} = 3")
-    said = warnings_for(tmp_path, text, caplog)
-    assert f"unknown key {key!r} of [sync_tools]" in said, said
+    said = refusal_of(tmp_path, text)
+    assert f"[sync_tools] has unknown key {key!r}" in said, said
     assert "oracle.toml, line 17" in said, said
+    if seed % 2 and len(key) > 3:
+        assert "did you mean share?" in said, said
 
 
-def test_the_examples_of_the_issue_are_each_named(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
-) -> None:
-    said = warnings_for(tmp_path, "[plugin.weather]\nunits = 1\n[server]\nport = 9000\n", caplog)
-    assert "line 1: unknown table [plugin.weather]" in said
-    assert "did you mean [plugins.weather]?" in said
-    assert "line 3: unknown table [server] with its key port is ignored" in said
+def test_the_examples_of_the_issue_are_each_named(tmp_path: Path) -> None:
+    (tmp_path / "oracle.toml").write_text("[plugin.weather]\nunits = 1\n[server]\nport = 9000\n")
+
+    said = [str(p) for p in Settings.from_env({"ORACLE_HOME": str(tmp_path)}).config_problems()]
+
+    assert len(said) == 2, said
+    assert "line 1: unknown table [plugin.weather]" in said[0]
+    assert "rename it to [plugins.weather]" in said[0]
+    assert "line 3: unknown table [server] with its key port" in said[1]
+    assert "remove it" in said[1]
 
 
 @pytest.mark.parametrize("seed", range(12))
@@ -189,16 +206,17 @@ def test_the_model_clients_are_the_ones_the_model_path_takes() -> None:
     assert MODEL_CLIENTS == TAKEN
 
 
-def test_the_cli_shows_an_unknown_table_and_a_bad_model_client(tmp_path: Path) -> None:
+def test_the_cli_refuses_an_unknown_table_and_a_bad_model_client(tmp_path: Path) -> None:
     (tmp_path / "oracle.toml").write_text("[server]\nport = 9000\n")
     env = {**os.environ, "ORACLE_HOME": str(tmp_path), "ORACLE_LOAD_PLUGINS": ""}
     env.pop("ORACLE_MODEL_CLIENT", None)
     oracle = [sys.executable, "-c", "from oracle_core.cli import main; main()"]
     shown = subprocess.run([*oracle, "config"], env=env, capture_output=True, text=True)
-    assert shown.returncode == 0, shown.stderr
-    assert (
-        "oracle.toml, line 1: unknown table [server] with its key port is ignored" in shown.stderr
-    )
+    assert shown.returncode == 2, shown.stderr
+    assert shown.stderr.startswith("oracle: ")
+    assert "oracle.toml, line 1: unknown table [server] with its key port" in shown.stderr
+    assert "Traceback" not in shown.stderr
+    (tmp_path / "oracle.toml").unlink()
     env["ORACLE_MODEL_CLIENT"] = "bogus"
     refused = subprocess.run([*oracle, "threads"], env=env, capture_output=True, text=True)
     assert refused.returncode == 2

@@ -488,7 +488,7 @@ def test_oracle_prompt_shows_the_specialist_surface_as_the_model_sees_it(
 
     (home / "oracle.toml").write_text('[surface]\nkind = "specialist"\ntools = ["fakecast"]\n')
     failed = oracle("prompt")
-    assert failed.returncode == 1
+    assert failed.returncode == 2  # a configuration error, as every other one
     assert "whole plugin" in failed.stderr and "fakecast.get_forecast" in failed.stderr
     assert "Traceback" not in failed.stderr
     listed = oracle("plugins")  # still lists the tools, so the operator can fix the table

@@ -24,6 +24,11 @@ from oracle_core.authoring.manifest import NAME_PATTERN
 from oracle_core.authoring.tools.tool import TOOL_NAME_PATTERN, Tool
 from oracle_core.errors import SurfaceError
 from oracle_core.plugins.registry import META_TOOL_NAMES, Registry
+from oracle_core.settings.surface_table import (
+    SPECIALIST_HOW,
+    shown,
+    surface_table,
+)
 
 if TYPE_CHECKING:
     from oracle_core.settings import Settings
@@ -31,10 +36,7 @@ if TYPE_CHECKING:
 MAX_SPECIALIST_TOOLS = 10
 """The most tools a specialist surface may show, core tools (connection management) included."""
 
-SURFACE_KINDS = ("catalog", "specialist")
-"""The values of ``kind`` in the ``[surface]`` table of ``oracle.toml``."""
-
-_HOW = "name 1 to 10 single tools as plugin.tool, for example 'weather.get_forecast'"
+_HOW = SPECIALIST_HOW
 
 
 @dataclass(frozen=True)
@@ -80,12 +82,6 @@ Surface = Catalog | Specialist
 """What an oracle shows the model: :class:`Catalog` (default) or :class:`Specialist`."""
 
 
-def _shown(value: object) -> str:
-    """A name from a config or a caller, quoted and cut so a message stays readable."""
-    text = repr(value)
-    return text if len(text) <= 70 else f"{text[:67]}..."
-
-
 def _error(found: Sequence[str]) -> SurfaceError:
     if len(found) == 1:
         return SurfaceError(found[0], problems=found)
@@ -97,7 +93,7 @@ def _as_names(tools: object) -> tuple[str, ...]:
     if isinstance(tools, str | bytes | Mapping):
         raise SurfaceError(
             f"Specialist(tools=...) takes a list of tool names, not a {type(tools).__name__} "
-            f"({_shown(tools)}): {_HOW}"
+            f"({shown(tools)}): {_HOW}"
         )
     if not isinstance(tools, Iterable):
         raise SurfaceError(
@@ -136,7 +132,7 @@ def problems(names: Sequence[str], registry: Registry | None = None) -> list[str
     seen: set[str] = set()
     for name in names:
         if name in seen:
-            found.append(f"{_shown(name)} is named twice: name each tool once")
+            found.append(f"{shown(name)} is named twice: name each tool once")
             continue
         seen.add(name)
         problem = _syntax(name) or (_existence(name, registry) if registry is not None else None)
@@ -152,23 +148,23 @@ def _syntax(name: str) -> str | None:
     plugin, dot, tool = name.partition(".")
     if name in META_TOOL_NAMES or tool in META_TOOL_NAMES:
         return (
-            f"{_shown(name)} is a meta-tool of the catalog surface: a specialist surface has "
+            f"{shown(name)} is a meta-tool of the catalog surface: a specialist surface has "
             "no meta-tools and cannot be mixed with the catalog surface; remove it, or use "
             "Catalog() instead of Specialist(...)"
         )
     if not dot:
         return (
-            f"{_shown(name)} is not a plugin.tool name: a specialist surface names single "
+            f"{shown(name)} is not a plugin.tool name: a specialist surface names single "
             f"tools, never a whole plugin; {_HOW}"
         )
     if tool in ("", "*"):
         return (
-            f"{_shown(name)} names the whole plugin {_shown(plugin)}: a specialist surface "
+            f"{shown(name)} names the whole plugin {shown(plugin)}: a specialist surface "
             "names single tools; list the ones you need, each as plugin.tool"
         )
     if not NAME_PATTERN.fullmatch(plugin) or not TOOL_NAME_PATTERN.fullmatch(tool):
         return (
-            f"{_shown(name)} is not a plugin.tool name (a lowercase plugin name, one dot, "
+            f"{shown(name)} is not a plugin.tool name (a lowercase plugin name, one dot, "
             f"then the tool's name, no spaces): {_HOW}"
         )
     return None
@@ -198,17 +194,17 @@ def _existence(name: str, registry: Registry) -> str | None:
         return None
     if plugin not in registry:
         return (
-            f"{_shown(name)} names the plugin {_shown(plugin)}, which is not part of this "
+            f"{shown(name)} names the plugin {shown(plugin)}, which is not part of this "
             f"oracle{_failure(plugin, registry)}{_suggest(name, registry)}: install or enable "
             "it, or fix the name"
         )
     if bound is not None:
         return (
-            f"{_shown(name)}: plugin {_shown(plugin)} has no tool {_shown(tool)}; that tool "
+            f"{shown(name)}: plugin {shown(plugin)} has no tool {shown(tool)}; that tool "
             f"belongs to {bound.plugin.name!r}, so write {bound.plugin.name}.{tool}"
         )
     return (
-        f"{_shown(name)}: plugin {_shown(plugin)} has no tool {_shown(tool)}"
+        f"{shown(name)}: plugin {shown(plugin)} has no tool {shown(tool)}"
         f"{_suggest(name, registry)}; `oracle plugins` lists every tool"
     )
 
@@ -221,12 +217,12 @@ def _bare(name: str, registry: Registry) -> str | None:
     if plugin is not None:
         tools = ", ".join(f"{name}.{t.name}" for t in plugin.tools[:MAX_SPECIALIST_TOOLS])
         return (
-            f"{_shown(name)} names the whole plugin: a specialist surface names single tools; "
+            f"{shown(name)} names the whole plugin: a specialist surface names single tools; "
             f"list the ones you need{f' (its tools: {tools})' if tools else ''}"
         )
     bound = registry.tools.get(name)
     if bound is not None:
-        return f"{_shown(name)} needs its plugin: write {bound.plugin.name}.{name}"
+        return f"{shown(name)} needs its plugin: write {bound.plugin.name}.{name}"
     return None
 
 
@@ -276,40 +272,10 @@ def surface_from_config(
         SurfaceError: an unknown key or kind, a tool list on the catalog surface, a
             specialist surface without a valid tool list.
     """
-    unknown = sorted(set(section) - {"kind", "tools"})
-    if unknown:
-        raise SurfaceError(
-            f"{source}: unknown key(s) {', '.join(map(_shown, unknown))}; the table takes "
-            'kind ("catalog" or "specialist") and tools (a list of plugin.tool names)'
-        )
-    kind = section.get("kind")
-    tools = section.get("tools")
-    if kind is None:
-        if tools is not None:
-            raise SurfaceError(
-                f'{source} sets tools but no kind: add kind = "specialist" (the default '
-                "catalog surface takes no tool list)"
-            )
+    table = surface_table(section, source=source)
+    if table.kind == "catalog":
         return Catalog()
-    if kind not in SURFACE_KINDS:
-        raise SurfaceError(
-            f'{source}: kind = {_shown(kind)} is not a surface; use kind = "catalog" or '
-            'kind = "specialist"'
-        )
-    if kind == "catalog":
-        if tools is not None:
-            raise SurfaceError(
-                f'{source}: kind = "catalog" cannot be mixed with a tool list: remove tools '
-                'for the catalog surface, or set kind = "specialist" to show only those tools'
-            )
-        return Catalog()
-    if tools is None:
-        raise SurfaceError(f'{source}: kind = "specialist" needs tools = [...]: {_HOW}')
-    if not isinstance(tools, list):
-        raise SurfaceError(
-            f"{source}: tools must be a list of plugin.tool names, not "
-            f"{type(tools).__name__}: {_HOW}"
-        )
+    tools = table.tools
     try:
         names = _as_names(tools)
         found = problems(names, registry)

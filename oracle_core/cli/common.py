@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 from click.shell_completion import CompletionItem
 
+from oracle_core.cli.checks import NO_MODEL as NO_MODEL
+from oracle_core.cli.checks import load_settings as load_settings
 from oracle_core.errors import InvalidThreadIdError
 from oracle_core.values.ids import check_thread_id
 
@@ -22,11 +24,6 @@ if TYPE_CHECKING:
     from oracle_core.settings import Settings
     from oracle_core.values.run_options import RunOptions
 
-NO_MODEL = (
-    "no model is configured: set ORACLE_MODEL (for example openai/gpt-4o-mini, or any litellm "
-    "model string) or pass --model; --model demo runs the offline scripted stand-in"
-)
-"""What ``ask`` and ``chat`` say when there is no model to talk to."""
 
 model_option = click.option(
     "-m",
@@ -171,48 +168,35 @@ def echo_json(data: Any) -> None:
     click.echo(json.dumps(data, indent=2, ensure_ascii=False))
 
 
-def load_settings(**overrides: Any) -> Settings:
-    """The settings from the environment (``overrides`` win), with ``oracle.toml`` checked.
-
-    Raises:
-        ConfigError: a bad environment value or a malformed ``oracle.toml`` (the ``oracle``
-            group prints it in one line and exits with status 2).
-    """
-    from oracle_core.settings import Settings
-
-    settings = Settings.from_env(**overrides)
-    settings.check_config()
-    return settings
-
-
 def build_oracle(
     *,
     require_model: bool = False,
     surface: Surface | None = None,
     instructions: str | None = None,
-    **settings: Any,
+    settings: Settings | None = None,
+    **overrides: Any,
 ) -> Oracle:
-    """Build the oracle from the environment (``settings`` override it).
+    """Build the oracle from ``settings``, else from the environment (``overrides`` win).
 
-    A strict-mode plugin failure, or a ``[surface]`` that cannot be honoured, becomes exit
-    code 1 with the reason on stderr. With ``require_model``, no model configured becomes
-    exit code 2 with how to configure one (the offline stand-in only on ``--model demo``).
-    ``surface`` overrides ``[surface]`` of ``oracle.toml`` (``oracle plugins`` lists the
-    plugins whatever it says); ``instructions`` open the system prompt instead of the
-    oracle's own (``-s``).
+    A strict-mode plugin failure becomes exit code 1 with the reason on stderr. A
+    ``[surface]`` that cannot be honoured, and with ``require_model`` no model configured,
+    are configuration errors: one line saying how to fix it, exit code 2 (the offline
+    stand-in only on ``--model demo``). ``surface`` overrides ``[surface]`` of
+    ``oracle.toml`` (``oracle plugins`` lists the plugins whatever it says);
+    ``instructions`` open the system prompt instead of the oracle's own (``-s``).
     """
-    from oracle_core.errors import StrictPluginError, SurfaceError
+    from oracle_core.cli.checks import require_model as needs_model
+    from oracle_core.errors import StrictPluginError
     from oracle_core.oracle import Oracle
 
-    resolved = load_settings(**settings)
-    if require_model and not resolved.model:
-        click.echo(f"oracle: {NO_MODEL}", err=True)
-        sys.exit(2)
+    resolved = settings or load_settings(**overrides)
+    if require_model:
+        needs_model(resolved)
     try:
         if instructions is None:
             return Oracle(settings=resolved, surface=surface)
         return Oracle(settings=resolved, surface=surface, instructions=instructions)
-    except (StrictPluginError, SurfaceError) as error:
+    except StrictPluginError as error:
         click.echo(f"oracle: {error}", err=True)
         sys.exit(1)
 

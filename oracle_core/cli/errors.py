@@ -1,7 +1,8 @@
 """How the ``oracle`` command reports what the operator can fix: one line, no traceback.
 
 A bad setting (:class:`~oracle_core.ConfigError`: ``oracle.toml`` or an environment
-variable) and a bad thread id exit with status 2, like a usage error; a missing optional
+variable; :class:`~oracle_core.SurfaceError`: a ``[surface]`` that cannot be honoured) and a
+bad thread id exit with status 2, like a usage error; a missing optional
 extra exits with status 1 and names the extra to install; a file under an ``ORACLE_HOME``
 that cannot be written exits with status 2 naming ``ORACLE_HOME``. Anything else is a bug
 and keeps its traceback.
@@ -14,7 +15,7 @@ from typing import Any, NoReturn
 import click
 
 from oracle_core.cli.extras import extra_for, missing_extra_message
-from oracle_core.errors import ApprovalConfigError, ConfigError, InvalidThreadIdError
+from oracle_core.errors import ConfigError, InvalidThreadIdError, SurfaceError
 
 CONFIG_EXIT = 2
 """Exit status of a command stopped by a bad setting (as click's usage errors)."""
@@ -64,7 +65,7 @@ class OracleGroup(click.Group):
         quiet_chatty_loggers()
         try:
             return super().invoke(ctx)
-        except (ConfigError, ApprovalConfigError, InvalidThreadIdError) as error:
+        except (ConfigError, SurfaceError, InvalidThreadIdError) as error:
             fail(str(error), CONFIG_EXIT)
         except ImportError as error:
             if extra_for(error) is None:

@@ -17,14 +17,13 @@ def with_store(work: Callable[[Checkpointer], Awaitable[T]]) -> T:
     """Run ``work`` with the configured store (SQLite, or Postgres), closing it after.
 
     Raises:
-        ConfigError: a bad setting (``oracle.toml`` is checked first).
+        ConfigError: a bad setting (every setting is checked first, as every command does).
     """
     from oracle_core.capabilities.surface import Catalog
+    from oracle_core.cli.checks import load_settings
     from oracle_core.oracle import Oracle
-    from oracle_core.settings import Settings
 
-    settings = Settings.from_env()
-    settings.check_config()
+    settings = load_settings()
     # No plugins are needed to read threads: none are loaded, and the catalog surface is
     # given so a specialist [surface] naming plugin tools is not checked.
     oracle = Oracle(entry_points=False, settings=settings, surface=Catalog())

@@ -10,6 +10,7 @@ The operator writes them in ``oracle.toml`` (docs/usage.md)::
 Scope ``user`` or ``thread``; window ``day`` or ``month``, calendar ones in UTC (a day
 starts at 00:00 UTC, a month on its first day at 00:00 UTC); measure ``tokens`` (prompt
 plus completion), ``cost`` (US dollars, litellm's price table) or ``requests`` (model calls).
+The table is read and checked with every other setting (:mod:`oracle_core.settings.budgets`).
 
 :class:`BudgetGuard` is a :class:`~oracle_core.run.guards.RunGuard`. It writes every model
 call and tool call to the store's usage ledger (:mod:`oracle_core.store.usage`), budgets or
@@ -31,12 +32,12 @@ import asyncio
 import calendar
 import contextlib
 import time
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from oracle_core.errors import BudgetExceededError, ConfigError, RunLimitError
+from oracle_core.errors import BudgetExceededError, RunLimitError
+from oracle_core.settings.budgets import Budget, Budgets
 from oracle_core.store.usage import Spent, UsageEntry
 
 if TYPE_CHECKING:
@@ -45,113 +46,17 @@ if TYPE_CHECKING:
     from oracle_core.store.base import Checkpointer
     from oracle_core.values.messages import ToolResult, Usage
 
-SCOPES = ("user", "thread")
-"""Whose spending a budget bounds."""
-
-WINDOWS = ("day", "month")
-"""The calendar windows (UTC) a budget is spent over."""
-
-MEASURES = ("tokens", "cost", "requests")
-"""What a budget counts: prompt plus completion tokens, US dollars, model calls."""
-
-DEFAULT_HOLD = 300.0
-"""Seconds a budget key's lease lasts unless let go (longer than any model call)."""
-
-_OPTIONS = ("hold_seconds",)
+__all__ = ["Budget", "BudgetGuard", "Budgets", "budget_guard", "spent_in", "window_start"]
+# Budget and Budgets are read and checked with the settings (settings/budgets.py).
 
 
-@dataclass(frozen=True)
-class Budget:
-    """One budget: a limit on what a user or thread spends in a window.
-
-    Attributes:
-        scope: ``"user"`` or ``"thread"``.
-        window: ``"day"`` or ``"month"`` (UTC).
-        measure: ``"tokens"``, ``"cost"`` or ``"requests"``.
-        limit: the most that may be spent in the window.
-    """
-
-    scope: str
-    window: str
-    measure: str
-    limit: float
-
-    @property
-    def name(self) -> str:
-        """Its key in ``[budgets]`` (``user_day_tokens``)."""
-        return f"{self.scope}_{self.window}_{self.measure}"
-
-    def figure(self, spent: Spent) -> float:
-        """What ``spent`` amounts to in this budget's measure."""
-        if self.measure == "tokens":
-            return spent.tokens
-        if self.measure == "requests":
-            return spent.requests
-        return spent.cost
-
-
-@dataclass(frozen=True)
-class Budgets:
-    """Every budget of an oracle, read from ``[budgets]``.
-
-    Attributes:
-        budgets: the budgets, in the order written.
-        hold: seconds a budget key's lease lasts unless let go (``hold_seconds``).
-    """
-
-    budgets: tuple[Budget, ...] = ()
-    hold: float = DEFAULT_HOLD
-
-    @classmethod
-    def from_config(cls, table: Mapping[str, Any], source: str = "oracle.toml") -> Budgets:
-        """The budgets of a ``[budgets]`` table.
-
-        Raises:
-            ConfigError: a key that names no scope, window and measure, or a limit that is
-                not a number at least 0; the message names the key and the fix.
-        """
-        if not isinstance(table, Mapping):
-            raise ConfigError(f"{source}: [budgets] must be a table", source=source, key="budgets")
-        budgets: list[Budget] = []
-        hold = DEFAULT_HOLD
-        for key, value in table.items():
-            number = _number(source, key, value)
-            if key in _OPTIONS:
-                if number <= 0:
-                    raise _bad(source, key, value, "a number of seconds above 0")
-                hold = number
-                continue
-            parts = str(key).split("_")
-            if len(parts) != 3 or (parts[0], parts[1], parts[2]) not in _NAMES:
-                raise ConfigError(
-                    f"{source}: [budgets] has unknown key {key!r}: write "
-                    "<scope>_<window>_<measure> with scope user or thread, window day or "
-                    "month, measure tokens, cost or requests (user_day_tokens = 100000), "
-                    "or hold_seconds",
-                    source=source,
-                    key=f"budgets.{key}",
-                    expected="user|thread _ day|month _ tokens|cost|requests",
-                )
-            budgets.append(Budget(parts[0], parts[1], parts[2], number))
-        return cls(tuple(budgets), hold)
-
-
-_NAMES = {(s, w, m) for s in SCOPES for w in WINDOWS for m in MEASURES}
-
-
-def _bad(source: str, key: str, value: Any, expected: str) -> ConfigError:
-    return ConfigError(
-        f"{source}: [budgets] {key} = {value!r} is not {expected}",
-        source=source,
-        key=f"budgets.{key}",
-        expected=expected,
-    )
-
-
-def _number(source: str, key: str, value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
-        raise _bad(source, key, value, "a number at least 0")
-    return float(value)
+def spent_in(budget: Budget, spent: Spent) -> float:
+    """What ``spent`` amounts to in ``budget``'s measure."""
+    if budget.measure == "tokens":
+        return spent.tokens
+    if budget.measure == "requests":
+        return spent.requests
+    return spent.cost
 
 
 def window_start(window: str, now: float) -> float:
@@ -244,7 +149,7 @@ class BudgetGuard:
                     spent = await self.store.spent(since=since, user_id=key)
                 else:
                     spent = await self.store.spent(since=since, thread_id=key)
-                figure = budget.figure(spent)
+                figure = spent_in(budget, spent)
                 if figure >= budget.limit:
                     raise _exceeded(budget, key, figure)
         except BaseException:
@@ -388,5 +293,4 @@ def budget_guard(
 ) -> BudgetGuard:
     """The guard of an oracle's ``[budgets]`` (``settings``: its :class:`Settings`;
     ``prices``: the oracle's price table, shared with its usage limits)."""
-    budgets = Budgets.from_config(settings.budgets_config(), str(settings.config_path))
-    return BudgetGuard(store, budgets, plugin_of=plugin_of, prices=prices)
+    return BudgetGuard(store, settings.budgets(), plugin_of=plugin_of, prices=prices)

@@ -9,7 +9,11 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from oracle_core.errors import ConfigError
+from oracle_core.errors import ConfigError, SurfaceError
+from oracle_core.settings.approvals import ApprovalRules, read_approvals
+from oracle_core.settings.budgets import Budgets, read_budgets
+from oracle_core.settings.home import default_home as default_home
+from oracle_core.settings.home import home_from_env
 from oracle_core.settings.model_tables import (
     EVERY_MODEL,
     ModelCallSettings,
@@ -18,13 +22,9 @@ from oracle_core.settings.model_tables import (
     read_model_tables,
 )
 from oracle_core.settings.plugin_tables import plain_plugin_config, plugin_overrides
-from oracle_core.settings.reading import (
-    ENVIRONMENT,
-    env_choice,
-    env_flag,
-    env_number,
-    read_config,
-)
+from oracle_core.settings.reading import env_choice, env_flag, env_number, read_config
+from oracle_core.settings.run_limits import run_limits
+from oracle_core.settings.servers import database_url, server_url
 from oracle_core.settings.sync_tools import SHARE_VARIABLE, SyncToolShares, read_shares
 from oracle_core.values.limits import RunLimits
 
@@ -52,75 +52,6 @@ def _names(value: str | None) -> tuple[str, ...] | None:
     if value is None:
         return None
     return tuple(part.strip() for part in value.split(",") if part.strip())
-
-
-_RUN_LIMIT_VARIABLES: tuple[tuple[str, str, type, str], ...] = (
-    ("ORACLE_MAX_STEPS", "max_steps", int, "model calls"),
-    ("ORACLE_TOOL_CONCURRENCY", "tool_concurrency", int, "tool calls"),
-    ("ORACLE_TOOL_TIMEOUT", "tool_timeout", float, "seconds"),
-    ("ORACLE_MAX_RESULT_BYTES", "max_result_bytes", int, "bytes"),
-    ("ORACLE_MAX_TEXT_BYTES", "max_text_bytes", int, "bytes"),
-    ("ORACLE_RUN_TIMEOUT", "run_timeout", float, "seconds"),
-    ("ORACLE_SYNC_TOOL_WORKERS", "sync_tool_workers", int, "threads"),
-    ("ORACLE_BUSY_WAIT", "busy_wait", float, "seconds"),
-    ("ORACLE_LEASE_TTL", "lease_ttl", float, "seconds"),
-)
-"""The environment variables that set :class:`~oracle_core.values.limits.RunLimits` fields
-(each a count of at least 1 or a time above 0, except ``busy_wait``, which may be 0)."""
-
-
-def _database_url(value: str | None) -> str | None:
-    url = (value or "").strip()
-    if not url:
-        return None
-    if not url.startswith(("postgresql://", "postgres://")):
-        shown = url.split("@")[-1][:60]  # never echo a password
-        raise ConfigError(
-            f"ORACLE_DATABASE_URL must be a postgresql:// URL (e.g. "
-            f"postgresql://user@host:5432/oracle), not one ending {shown!r}; unset it to keep "
-            "threads in SQLite under ORACLE_HOME",
-            source=ENVIRONMENT,
-            key="ORACLE_DATABASE_URL",
-            expected="a postgresql:// URL",
-        )
-    return url
-
-
-_USAGE_LIMIT_VARIABLES: tuple[tuple[str, str, type, str], ...] = (
-    ("ORACLE_MAX_REQUESTS", "max_requests", int, "model requests"),
-    ("ORACLE_MAX_INPUT_TOKENS", "max_input_tokens", int, "tokens"),
-    ("ORACLE_MAX_OUTPUT_TOKENS", "max_output_tokens", int, "tokens"),
-    ("ORACLE_MAX_TOTAL_TOKENS", "max_total_tokens", int, "tokens"),
-    ("ORACLE_MAX_TOOL_CALLS", "max_tool_calls", int, "tool calls"),
-    ("ORACLE_MAX_COST", "max_cost", float, "US dollars"),
-)
-"""The environment variables of the usage limits (docs/limits.md): unset or empty is no
-limit, and each may be 0 (a run with ``ORACLE_MAX_REQUESTS=0`` makes no model call)."""
-
-
-def _run_limits(env: Mapping[str, str]) -> RunLimits:
-    values: dict[str, Any] = {}
-    for variable, name, kind, unit in _USAGE_LIMIT_VARIABLES:
-        if (env.get(variable) or "").strip():
-            values[name] = env_number(env, variable, kind, kind(0), minimum=0, unit=unit)
-    defaults = RunLimits()
-    for variable, name, kind, unit in _RUN_LIMIT_VARIABLES:
-        default = getattr(defaults, name)
-        if name == "busy_wait":
-            value = env_number(env, variable, float, default, minimum=0, unit=unit)
-        elif kind is int:
-            value = env_number(env, variable, int, default, minimum=1, unit=unit)
-        else:
-            value = env_number(env, variable, float, default, positive=True, unit=unit)
-        values[name] = value
-    return RunLimits(**values)
-
-
-def default_home() -> Path:
-    """The platform's user data folder for ``oracle`` (used when ``ORACLE_HOME`` is unset)."""
-    from platformdirs import user_data_path
-
-    return user_data_path("oracle", appauthor=False)
 
 
 @dataclass(frozen=True)
@@ -214,10 +145,9 @@ class Settings:
         env = dict(os.environ if env is None else env)
         # Checked now, so a typo fails every command, not only the first model call.
         env_choice(env, "ORACLE_MODEL_CLIENT", MODEL_CLIENTS, "auto")
-        home = env.get("ORACLE_HOME")
         calls = env_defaults(env)
         values: dict[str, Any] = {
-            "home": Path(home).expanduser() if home else default_home(),
+            "home": home_from_env(env),
             "model": env.get("ORACLE_MODEL") or None,
             "api_base": env.get("ORACLE_API_BASE") or None,
             "load_plugins": _names(env.get("ORACLE_LOAD_PLUGINS")),
@@ -240,8 +170,10 @@ class Settings:
                 env, "ORACLE_LIST_LIMIT", int, DEFAULT_LIST_LIMIT, minimum=1, unit="plugins"
             ),
             "embedding_model": env.get("ORACLE_EMBEDDING_MODEL") or None,
-            "embedding_api_base": env.get("ORACLE_EMBEDDING_API_BASE") or None,
-            "run_limits": _run_limits(env),
+            "embedding_api_base": server_url(
+                env.get("ORACLE_EMBEDDING_API_BASE"), "ORACLE_EMBEDDING_API_BASE"
+            ),
+            "run_limits": run_limits(env),
             # 0 is "unset" here: a set value is at least 1.
             "sync_tool_share": env_number(env, SHARE_VARIABLE, int, 0, minimum=1, unit="threads")
             or None,
@@ -253,7 +185,7 @@ class Settings:
                 minimum=0,
                 unit="seconds",
             ),
-            "database_url": _database_url(env.get("ORACLE_DATABASE_URL")),
+            "database_url": database_url(env.get("ORACLE_DATABASE_URL")),
             "database_pool_size": env_number(
                 env, "ORACLE_DATABASE_POOL_SIZE", int, 10, minimum=1, unit="connections"
             ),
@@ -277,6 +209,7 @@ class Settings:
             "env": env,
         }
         values.update({k: v for k, v in overrides.items() if v is not None})
+        values["api_base"] = server_url(values["api_base"], "ORACLE_API_BASE or --api-base")
         return cls(**values)
 
     @property
@@ -291,28 +224,40 @@ class Settings:
 
     @cached_property
     def _config(self) -> dict[str, Any]:
-        from oracle_core.settings.unknown import log, warn_unknown_config_names
+        from oracle_core.settings.unknown import log
         from oracle_core.settings.variables import unknown_variables
 
         for warning in unknown_variables(self.env):  # ORACLE_MODLE is named, not ignored
             log.warning("%s", warning)
-        data = read_config(self.config_path)
-        warn_unknown_config_names(self.config_path, data)  # a typo is named, not ignored
-        return data
+        return read_config(self.config_path)
+
+    def config_problems(self) -> list[ConfigError | SurfaceError]:
+        """Every problem of ``oracle.toml``: a file that does not parse, a table or key that
+        nothing reads, a bad value in any table the core reads (each table's first), as
+        :mod:`oracle_core.settings.tables` finds them; empty when the file is good."""
+        from oracle_core.settings.tables import config_problems
+
+        try:
+            return config_problems(self.config_path, self._config)
+        except ConfigError as error:
+            return [error]
 
     def check_config(self) -> None:
-        """Read ``oracle.toml`` now, so a malformed file fails before anything is built.
+        """Check ``oracle.toml`` whole now, so a bad file fails before anything is built.
 
-        A table or key that nothing reads is logged as a warning on the
-        ``oracle_core.settings`` logger, naming its line and the closest known name
-        (:mod:`oracle_core.settings.unknown`); so is an ``ORACLE_*`` environment variable
-        that nothing reads (:mod:`oracle_core.settings.variables`).
+        Every table the core reads is read (``[budgets]``, ``[approvals]``, ``[surface]``,
+        ...), and a table or key that nothing reads is refused with the closest known name
+        (:mod:`oracle_core.settings.tables`). An ``ORACLE_*`` environment variable that
+        nothing reads is logged as a warning on the ``oracle_core.settings`` logger
+        (:mod:`oracle_core.settings.variables`).
 
         Raises:
-            ConfigError: naming the file, the line and the key at fault.
+            ConfigError: naming the file, the line, the key at fault and the fix.
+            SurfaceError: ``[surface]`` is not a surface (the same, for that table).
         """
-        self._config  # noqa: B018 (read for its check)
-        self._model_tables  # noqa: B018 (every [models.<name>] value is checked too)
+        problems = self.config_problems()
+        if problems:
+            raise problems[0]
 
     def configured_plugins(self) -> list[str]:
         """The plugins that have a ``[plugins.<name>]`` table in ``oracle.toml``, in file order."""
@@ -380,19 +325,9 @@ class Settings:
             ConfigError: an alias that is not a non-empty string, or that contains ``/``
                 (it could never be told from a model string), naming its line.
         """
-        from oracle_core.settings.reading import bad_config_value
+        from oracle_core.settings.aliases import read_aliases
 
-        aliases = self._config.get("aliases", {})
-        for name, target in aliases.items():
-            if "/" in name or not name.strip():
-                raise bad_config_value(
-                    self.config_path, f"aliases.{name}", name, "an alias name without '/'"
-                )
-            if not isinstance(target, str) or not target.strip():
-                raise bad_config_value(
-                    self.config_path, f"aliases.{name}", target, "a model string"
-                )
-        return {name: target.strip() for name, target in aliases.items()}
+        return read_aliases(self.config_path, self._config)
 
     def resolve_model(self, model: str) -> str:
         """``model`` itself, or the model string it is an alias of (one step: an alias of
@@ -433,23 +368,23 @@ class Settings:
         }
         return merged(name, self._model_tables, variables)
 
-    def approvals_config(self) -> Any:
-        """The ``[approvals]`` table of ``oracle.toml`` as written (``{}`` when there is none).
+    def approval_rules(self) -> ApprovalRules:
+        """The ``[approvals]`` table of ``oracle.toml``, checked: ``tools`` (calls that need a
+        person's approval) and ``deadline`` (seconds); see docs/waits.md.
 
-        ``tools = ["plugin.tool", "tool", ...]`` (calls that need a person's approval) and
-        ``deadline = <seconds>``; read and checked by
-        :class:`~oracle_core.run.waits.approvals.ApprovalPolicy`, see docs/waits.md.
+        Raises:
+            ApprovalConfigError: naming the file, the line, the key and the fix.
         """
-        return self._config.get("approvals", {})
+        return read_approvals(self.config_path, self._config)
 
-    def budgets_config(self) -> Any:
-        """The ``[budgets]`` table of ``oracle.toml`` as written (``{}`` when there is none).
+    def budgets(self) -> Budgets:
+        """The ``[budgets]`` table of ``oracle.toml``, checked:
+        ``<scope>_<window>_<measure> = <limit>`` and ``hold_seconds``; see docs/usage.md.
 
-        ``<scope>_<window>_<measure> = <limit>`` with scope ``user`` or ``thread``, window
-        ``day`` or ``month`` and measure ``tokens``, ``cost`` or ``requests``; read and checked
-        by :class:`~oracle_core.run.budgets.Budgets`, see docs/usage.md.
+        Raises:
+            ConfigError: naming the file, the line, the key and the fix.
         """
-        return self._config.get("budgets", {})
+        return read_budgets(self.config_path, self._config)
 
     @cached_property
     def plugin_overrides(self) -> dict[str, str]:

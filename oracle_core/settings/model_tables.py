@@ -36,8 +36,8 @@ from pathlib import Path
 from typing import Any
 
 from oracle_core.errors import ConfigError
-from oracle_core.settings.reading import env_number, line_of
-from oracle_core.settings.unknown import closest, config_text
+from oracle_core.settings.reading import config_text, env_number, line_of
+from oracle_core.settings.unknown import closest
 
 EVERY_MODEL = "*"
 """The name of the table that holds the defaults of every model: ``[models."*"]``."""

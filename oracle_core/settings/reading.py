@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 from oracle_core.errors import ConfigError
 
 N = TypeVar("N", int, float)
+E = TypeVar("E", bound=ConfigError)
 
 ENVIRONMENT = "environment"
 """The :attr:`ConfigError.source` of a bad environment variable."""
@@ -240,11 +241,39 @@ def _check_shape(path: Path, text: str, data: dict[str, Any]) -> None:
 def bad_config_value(path: Path, key: str, value: Any, expected: str) -> ConfigError:
     """The error for ``key`` of ``oracle.toml`` at ``path`` holding ``value`` where
     ``expected`` fits, naming its line (the file is read again: only when it is wrong)."""
+    return _bad_key(path, config_text(path), key, value, expected)
+
+
+def config_error(
+    path: Path,
+    key: str,
+    problem: str,
+    expected: str,
+    *,
+    kind: type[E],
+) -> E:
+    """The error for ``key`` of ``oracle.toml`` at ``path``: ``path, line N: problem``.
+
+    Args:
+        path: the file (read again to find the line: only when something is wrong).
+        key: the dotted key at fault (``budgets.user_week_tokens``).
+        problem: one sentence naming the key, what is wrong and the fix.
+        expected: what would fit, in words (:attr:`ConfigError.expected`).
+        kind: the error class (:class:`ConfigError` or a subclass).
+    """
+    text = config_text(path)
+    line = line_of(text, key)
+    where = f"{path}, line {line}" if line else str(path)
+    return kind(f"{where}: {problem}", source=str(path), key=key, line=line, expected=expected)
+
+
+def config_text(path: Path) -> str:
+    """The text of the config file ``path`` (``""`` when it cannot be read), read again
+    only to say where something is."""
     try:
-        text = path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
-        text = ""
-    return _bad_key(path, text, key, value, expected)
+        return ""
 
 
 def _bad_key(path: Path, text: str, key: str, value: Any, expected: str) -> ConfigError:

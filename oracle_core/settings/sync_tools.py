@@ -22,10 +22,15 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from oracle_core.errors import ConfigError
 from oracle_core.settings.reading import bad_config_value
+from oracle_core.settings.unknown import unknown_key
 
 SHARE_VARIABLE = "ORACLE_SYNC_TOOL_SHARE"
 """The environment variable that sets every plugin's share."""
+
+SYNC_TOOLS_KEYS = ("share", "plugins")
+"""The keys ``[sync_tools]`` takes."""
 
 
 @dataclass(frozen=True)
@@ -69,9 +74,16 @@ def read_shares(section: Any, share: int | None, path: Path) -> SyncToolShares:
         path: the ``oracle.toml`` file, for messages.
 
     Raises:
-        ConfigError: a share is not a whole number of at least 1, or ``plugins`` is not a
-            table (naming the file, the line and the key).
+        ConfigError: an unknown key, a share that is not a whole number of at least 1, or
+            ``plugins`` that is not a table (naming the file, the line and the key).
     """
+    for key in section:
+        if key not in SYNC_TOOLS_KEYS:
+            fix = (
+                "its keys are share (every plugin's share) and plugins (a table of single "
+                "plugins' shares)"
+            )
+            raise unknown_key(path, "sync_tools", key, SYNC_TOOLS_KEYS, fix, kind=ConfigError)
     default = share
     if default is None and "share" in section:
         default = _count(section["share"], "sync_tools.share", path)

@@ -1,28 +1,32 @@
-"""Names in ``oracle.toml`` that nothing reads: each a warning naming the file, the line, the
-name and the closest known one, so a typo (``[plugin.weather]``, ``[sync_tools] shares``) is
-not silently ignored.
+"""Names in ``oracle.toml`` that nothing reads: a top-level table or key of no known name is an
+error naming the file, the line, the name and the closest known one, so a typo
+(``[plugin.weather]``, ``[budget]``) never leaves a setting silently unread.
 
-Only names the core owns are checked here: the top-level tables and the keys of
-``[sync_tools]`` (``[surface]``, ``[approvals]`` and ``[mcp.<name>]`` reject an unknown key
-with an error of their own). A ``[plugins.<name>]`` table is checked against the plugins
-found once they are known (:func:`unknown_plugin_tables`): a plugin that is not installed is
-a warning, never an error, since an operator may uninstall a plugin and keep its table.
+Each table checks its own keys where it is read (:mod:`oracle_core.settings.tables`). A
+``[plugins.<name>]`` table is checked against the plugins found once they are known
+(:func:`unknown_plugin_tables`): a plugin that is not installed is a warning, never an
+error, since an operator may uninstall a plugin and keep its table.
 """
 
 from __future__ import annotations
 
 import difflib
 import logging
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from oracle_core.settings.reading import TABLES, TABLES_OF_TABLES, line_of
+from oracle_core.errors import ConfigError
+from oracle_core.settings.reading import (
+    TABLES,
+    TABLES_OF_TABLES,
+    E,
+    config_error,
+    config_text,
+    line_of,
+)
 
 log = logging.getLogger("oracle_core.settings")
-
-TABLE_KEYS: Mapping[str, tuple[str, ...]] = {"sync_tools": ("share", "plugins")}
-"""The keys of the one-table sections that the core reads without a check of its own."""
 
 _SHOWN_TABLES = ", ".join(
     [f"[{name}.<name>]" for name in TABLES_OF_TABLES] + [f"[{name}]" for name in TABLES]
@@ -37,8 +41,45 @@ def closest(name: str, known: Collection[str]) -> str | None:
     return found[0] if found else None
 
 
+def unknown_key(
+    path: Path,
+    table: str,
+    key: object,
+    known: Sequence[str],
+    fix: str,
+    *,
+    kind: type[E],
+    expected: str | None = None,
+) -> E:
+    """The error for ``key`` of ``[table]`` in ``oracle.toml`` at ``path``, which nothing
+    reads: ``path, line N: [table] has unknown key 'key' (did you mean ...?): fix``.
+
+    Args:
+        path: the file.
+        table: the table's name (``budgets``).
+        key: the key as written.
+        known: the keys the table takes (the closest is suggested).
+        fix: what the table takes, as a sentence.
+        kind: the error class.
+        expected: :attr:`ConfigError.expected` (default: the known keys).
+    """
+    near = closest(str(key), known)
+    hint = f" (did you mean {near}?)" if near else ""
+    return config_error(
+        path,
+        f"{table}.{key}",
+        f"[{table}] has unknown key {str(key)!r}{hint}: {fix}",
+        expected or ", ".join(known),
+        kind=kind,
+    )
+
+
+def _line(text: str, key: str) -> int | None:
+    return line_of(text, key) or _first_line_under(text, key)
+
+
 def _where(path: Path, text: str, key: str) -> str:
-    line = line_of(text, key) or _first_line_under(text, key)
+    line = _line(text, key)
     return f"{path}, line {line}" if line else str(path)
 
 
@@ -54,74 +95,41 @@ def _first_line_under(text: str, key: str) -> int | None:
     return None
 
 
-def warn_unknown_config_names(path: Path, data: Mapping[str, Any]) -> list[str]:
-    """Log (and return) :func:`unknown_config_names` of ``oracle.toml`` at ``path``, read
-    as ``data``, as warnings on the ``oracle_core.settings`` logger."""
-    warnings = unknown_config_names(path, config_text(path), data) if _has_unknown(data) else []
-    for warning in warnings:
-        log.warning("%s", warning)
-    return warnings
-
-
-def _has_unknown(data: Mapping[str, Any]) -> bool:
+def unknown_config_names(path: Path, data: Mapping[str, Any]) -> list[ConfigError]:
+    """One error for each top-level table or key of ``oracle.toml`` at ``path`` (read as
+    ``data``) that the core does not read, naming the file, the line, the closest known
+    name and the fix."""
     known = (*TABLES_OF_TABLES, *TABLES)
-    if any(name not in known for name in data):
-        return True
-    return any(
-        isinstance(data.get(table), dict) and any(k not in keys for k in data[table])
-        for table, keys in TABLE_KEYS.items()
-    )
-
-
-def config_text(path: Path) -> str:
-    """The text of the config file ``path`` (``""`` when it cannot be read), read again
-    only to say where something is."""
-    try:
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return ""
-
-
-def unknown_config_names(path: Path, text: str, data: Mapping[str, Any]) -> list[str]:
-    """One warning for each top-level table or key, and each ``[sync_tools]`` key, that the
-    core does not read, naming the file, the line and the closest known name."""
-    warnings: list[str] = []
-    known = (*TABLES_OF_TABLES, *TABLES)
-    for name, value in data.items():
-        if name in known:
-            continue
+    unknown = [name for name in data if name not in known]
+    text = config_text(path) if unknown else ""
+    errors: list[ConfigError] = []
+    for name in unknown:
+        value = data[name]
         near = closest(name, known)
         kind = "table" if isinstance(value, dict) else "key"
         shown = f"[{name}]" if kind == "table" else name
-        hint = f" (did you mean [{near}]?)" if near else ""
+        fix = f"rename it to [{near}]" if near else "remove it"
         entry = next(iter(value), None) if isinstance(value, dict) else None
         keys = ""
         if entry is not None and isinstance(value[entry], dict):  # [name.entry]
             shown = f"[{name}.{entry}]"
             if near in TABLES_OF_TABLES:
-                hint = f" (did you mean [{near}.{entry}]?)"
+                fix = f"rename it to [{near}.{entry}]"
         elif isinstance(value, dict) and value:  # [server] port = 9000: name its keys too
             names = [str(k) for k in value]
             keys = f" with its key{'s' if len(names) > 1 else ''} " + ", ".join(names[:5])
             keys += ", ..." if len(names) > 5 else ""
-        warnings.append(
-            f"{_where(path, text, name)}: unknown {kind} {shown}{keys} is ignored{hint}; "
-            f"the tables are {_SHOWN_TABLES}"
-        )
-    for table, table_keys in TABLE_KEYS.items():
-        section = data.get(table)
-        if not isinstance(section, dict):
-            continue
-        for key in section:
-            if key in table_keys:
-                continue
-            near = closest(key, table_keys)
-            hint = f" (did you mean {near}?)" if near else ""
-            warnings.append(
-                f"{_where(path, text, f'{table}.{key}')}: unknown key {key!r} of [{table}] is "
-                f"ignored{hint}; its keys are {', '.join(table_keys)}"
+        errors.append(
+            ConfigError(
+                f"{_where(path, text, name)}: unknown {kind} {shown}{keys}: oracle reads no "
+                f"such {kind}; {fix} (the tables are {_SHOWN_TABLES})",
+                source=str(path),
+                key=name,
+                line=_line(text, name),
+                expected=f"one of the tables {_SHOWN_TABLES}",
             )
-    return warnings
+        )
+    return errors
 
 
 def unknown_plugin_tables(

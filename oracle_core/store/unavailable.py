@@ -46,12 +46,12 @@ def folder_unwritable(path: object, error: OSError, what: str = "the database") 
 def home_write_error(error: OSError, env: Mapping[str, str]) -> ConfigError | None:
     """``error`` as the one-line error of an ``ORACLE_HOME`` that cannot be written, when it
     is about a path under it (a cache, the database); ``None`` for any other path."""
-    from oracle_core.settings import default_home
+    from oracle_core.settings.home import home_from_env
 
     name = error.filename
     if not isinstance(name, str | Path):
         return None
-    home = Path(env.get("ORACLE_HOME") or default_home()).expanduser()
+    home = home_from_env(env)
     path = Path(name)
     if path != home and home not in path.parents:
         return None

@@ -16,65 +16,43 @@ call through. A pending approval counts as denied once its deadline passes
 from __future__ import annotations
 
 import logging
-import math
-from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from oracle_core.errors import ApprovalConfigError
 from oracle_core.plugins.registry import BoundTool
 from oracle_core.run.calls import PreparedCall, Wait, WaitKind
+from oracle_core.settings.approvals import DEFAULT_DEADLINE, ApprovalRules, approval_rules
 
 log = logging.getLogger("oracle_core.run")
 
-DEFAULT_DEADLINE = 24 * 3600.0
-"""Seconds a pending approval waits for a decision before it counts as denied (one day)."""
+__all__ = ["DEFAULT_DEADLINE", "ApprovalCheck", "ApprovalPolicy"]
+# DEFAULT_DEADLINE is read with the settings (settings/approvals.py); named here as before.
 
 
 @dataclass(frozen=True)
-class ApprovalPolicy:
-    """The operator's approval rules (``[approvals]`` in ``oracle.toml``).
-
-    Attributes:
-        tools: tools whose calls always need approval: ``"plugin.tool"`` or ``"tool"``.
-        deadline: seconds a pending approval waits before it counts as denied
-            (``None``: no deadline).
-    """
-
-    tools: frozenset[str] = frozenset()
-    deadline: float | None = DEFAULT_DEADLINE
+class ApprovalPolicy(ApprovalRules):
+    """The operator's approval rules (``[approvals]`` in ``oracle.toml``; the attributes
+    ``tools`` and ``deadline`` are :class:`~oracle_core.settings.approvals.ApprovalRules`'s)."""
 
     @classmethod
-    def from_config(cls, section: Any, source: str = "[approvals]") -> ApprovalPolicy:
-        """The policy of an ``[approvals]`` table.
+    def from_config(cls, section: Any, source: str | Path = "oracle.toml") -> ApprovalPolicy:
+        """The policy of an ``[approvals]`` table (read and checked by
+        :func:`~oracle_core.settings.approvals.approval_rules`).
+
+        Args:
+            section: the table as read.
+            source: the file it is in, for the messages.
 
         Raises:
-            ApprovalConfigError: naming the key at fault and the fix.
+            ApprovalConfigError: one line naming the file, the line, the key and the fix.
         """
-        if not isinstance(section, Mapping):
-            raise ApprovalConfigError(f"{source} must be a table, not {type(section).__name__}")
-        unknown = sorted(set(section) - {"tools", "deadline"})
-        if unknown:
-            raise ApprovalConfigError(
-                f"{source}: unknown key(s) {unknown}: the keys are tools (a list of "
-                '"plugin.tool" or "tool" names) and deadline (seconds)'
-            )
-        tools = section.get("tools", [])
-        if not isinstance(tools, list) or not all(isinstance(t, str) and t for t in tools):
-            raise ApprovalConfigError(
-                f'{source}: tools must be a list of tool names, e.g. tools = ["files.delete"]'
-            )
-        deadline = section.get("deadline", DEFAULT_DEADLINE)
-        if (
-            isinstance(deadline, bool)
-            or not isinstance(deadline, int | float)
-            or not math.isfinite(deadline)
-            or deadline < 0
-        ):
-            raise ApprovalConfigError(
-                f"{source}: deadline must be a number of seconds (0 for none), not {deadline!r}"
-            )
-        return cls(frozenset(tools), float(deadline) or None)
+        return cls.of(approval_rules(section, Path(source)))
+
+    @classmethod
+    def of(cls, rules: ApprovalRules) -> ApprovalPolicy:
+        """The policy of the operator's checked ``rules`` (``Settings.approval_rules()``)."""
+        return cls(rules.tools, rules.deadline)
 
     def lists(self, bound: BoundTool) -> bool:
         """Whether the operator lists ``bound`` as needing approval."""

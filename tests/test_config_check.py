@@ -1,0 +1,163 @@
+"""One check of the whole configuration, used by every command: a bad table anywhere in
+``oracle.toml`` (``[budgets]``, ``[approvals]``, ``[surface]``, read late or not) stops every
+command in one line naming the file, line, key and fix, exit 2."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+from pathlib import Path
+
+import pytest
+from test_cli_config import assert_one_clean_line as one_line
+from test_cli_config import run
+
+from oracle_core import ConfigError, Settings
+
+BAD_TABLES = [
+    # (table as written, the key the message names, words of the fix)
+    ("[budgets]\nuser_week_tokens = 5000\n", "user_week_tokens", "did you mean user_day_tokens?"),
+    ("[budgets]\nuser_day_tokens = -5\n", "budgets.user_day_tokens", "a number at least 0"),
+    ('[budgets]\nthread_month_cost = "1"\n', "budgets.thread_month_cost", "a number at least 0"),
+    ("[budgets]\nhold_seconds = 0\n", "budgets.hold_seconds", "above 0"),
+    ('[approvals]\ntool = ["files.delete"]\n', "'tool'", "did you mean tools?"),
+    ("[approvals]\ndeadline = -5\n", "deadline", "a number of seconds (0 for none)"),
+    ('[approvals]\ntools = "files.delete"\n', "tools", 'tools = ["files.delete"]'),
+    ("[approvals]\ntools = [1]\n", "tools", "a list of tool names"),
+    ('[approvals]\ndeadline = "soon"\n', "deadline", "a number of seconds"),
+    ('[surface]\nkidn = "catalog"\n', "'kidn'", "did you mean kind?"),
+    ('[surface]\nkind = "specialst"\n', "specialst", 'use kind = "catalog" or kind = "specialist"'),
+    ('[surface]\ntools = ["a.b"]\nkind = "catalog"\n', "tool list", "remove tools"),
+    ("[sync_tools]\nshares = 2\n", "'shares'", "did you mean share?"),
+    ("[sync_tools]\nshare = 0\n", "sync_tools.share", "at least 1"),
+    ('[aliases]\n"a/b" = "openai/x"\n', "aliases.a/b", "without '/'"),
+    ("[models.fast]\ntimeout = -1\n", "timeout", ""),
+    ("[budget]\nuser_day_tokens = 5\n", "[budget]", "rename it to [budgets]"),
+    ("[server]\nport = 9000\n", "[server]", "remove it"),
+]  # fmt: skip
+
+COMMANDS = [
+    ["config"], ["plugins"], ["prompt"], ["usage"], ["search", "weather"], ["threads"],
+    ["ask", "hi"], ["chat"], ["serve", "--port", "0"], ["logs"], ["models"], ["operations"],
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("seed", range(len(BAD_TABLES) * 2))
+def test_every_command_refuses_a_bad_table_in_one_line_naming_file_line_key_and_fix(
+    tmp_path: Path, seed: int
+) -> None:
+    rng = random.Random(seed)
+    table, key, fix = BAD_TABLES[seed % len(BAD_TABLES)]
+    command = rng.choice(COMMANDS)
+    padding = "\n" * rng.randrange(3)  # the bad table is not always on the first lines
+    text = f"[plugins.weather]\ntimeout = 5\n{padding}{table}"
+    (tmp_path / "oracle.toml").write_text(text)
+
+    line = one_line(*run(tmp_path, *command, ORACLE_MODEL="demo")[::2])
+
+    config = tmp_path / "oracle.toml"
+    assert str(config) in line, (command, line)
+    bad_line = text.count("\n", 0, text.index(table)) + 2  # the key's line, under the header
+    if "[" in key:  # an unknown table is named at its header
+        bad_line -= 1
+    assert f", line {bad_line}" in line, (command, line)
+    assert key in line and fix in line, (command, line)
+
+
+def test_a_bad_table_read_only_by_the_server_stops_serve_before_it_starts(tmp_path: Path) -> None:
+    # The issue's example: [budgets] and [approvals] were read in the server's start-up hook
+    # only, so `oracle serve` printed an 80-line traceback and exited 3.
+    (tmp_path / "oracle.toml").write_text("[budgets]\nuser_week_tokens = 5000\n")
+
+    code, out, err = run(tmp_path, "serve", "--port", "0", ORACLE_MODEL="demo")
+
+    assert "line 2: [budgets] has unknown key 'user_week_tokens'" in one_line(code, err)
+    assert "serving" not in out + err
+
+
+@pytest.mark.parametrize("command", [["ask", "hi"], ["prompt"], ["search", "x"]])
+def test_a_surface_typo_is_a_configuration_error_exit_2(tmp_path: Path, command: list[str]) -> None:
+    (tmp_path / "oracle.toml").write_text(
+        '[surface]\nkind = "specialist"\ntools = ["nosuch.tool"]\n'
+    )
+
+    code, _, err = run(tmp_path, *command, ORACLE_MODEL="demo")
+
+    assert code == 2, err  # was 1, unlike every other configuration error
+    assert "[surface] in" in err and "nosuch" in err
+
+
+RELATIVE_HOMES = ["home", "./home", "a/../home", "a/b/home", "home/", "./a/./b"]
+
+
+@pytest.mark.parametrize("given", RELATIVE_HOMES)
+def test_a_relative_oracle_home_is_made_absolute_once_where_settings_are_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, given: str
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    settings = Settings.from_env({"ORACLE_HOME": given})
+    monkeypatch.chdir(Path(tmp_path.anchor))  # a server or a plugin changing folder later
+
+    assert settings.home.is_absolute()
+    assert settings.home == Path(os.path.normpath(tmp_path / given))
+    assert settings.database_path == settings.home / "oracle.db"
+
+
+def test_oracle_config_shows_a_relative_home_in_full(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+
+    code, out, _ = run(Path("rel"), "config", "--json")
+
+    assert code == 0
+    assert json.loads(out)["home"] == str(tmp_path / "rel")
+
+
+NOT_SERVER_URLS = [
+    "localhost:8080", "127.0.0.1", "ftp://example.com", "http://", "http://host:port/v1",
+    "htp://localhost:8080", "//localhost:8080/v1", "localhost:8080/v1",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("url", NOT_SERVER_URLS)
+def test_a_model_server_url_without_its_scheme_is_refused_naming_the_setting(
+    tmp_path: Path, url: str
+) -> None:
+    # It failed every model call with no more than "APIConnectionError: Connection error."
+    code, _, err = run(tmp_path, "ask", "hi", ORACLE_MODEL="openai/x", ORACLE_API_BASE=url)
+
+    line = one_line(code, err)
+    assert "ORACLE_API_BASE or --api-base" in line and "http://localhost:8080/v1" in line
+
+
+@pytest.mark.parametrize(
+    "url", ["http://localhost:8080/v1", "https://api.example.com", " http://h:1 "]
+)
+def test_a_model_server_url_with_its_scheme_is_accepted(url: str) -> None:
+    assert Settings.from_env({"ORACLE_API_BASE": url}).api_base == url.strip()
+
+
+@pytest.mark.parametrize("url", ["collector:4318", "udp://x:1", "http://", "http://h:nope"])
+@pytest.mark.parametrize(
+    "variable",
+    ["OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+     "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT"],
+)  # fmt: skip
+def test_an_otlp_endpoint_that_is_no_url_stops_a_command(
+    tmp_path: Path, variable: str, url: str
+) -> None:
+    code, _, err = run(tmp_path, "threads", **{variable: url, "OTEL_TRACES_EXPORTER": "none"})
+
+    line = one_line(code, err)
+    assert line.startswith(f"oracle: {variable}=") and "http://localhost:4318" in line
+
+
+def test_a_bad_table_is_refused_by_an_oracle_built_in_code(tmp_path: Path) -> None:
+    from oracle_core import Oracle
+
+    (tmp_path / "oracle.toml").write_text("[approvals]\ntool = []\n")
+
+    with pytest.raises(ConfigError, match=r"line 2: \[approvals\] has unknown key 'tool'"):
+        Oracle(entry_points=False, settings=Settings.from_env({"ORACLE_HOME": str(tmp_path)}))
