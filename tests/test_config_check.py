@@ -1,6 +1,7 @@
 """One check of the whole configuration, used by every command: a bad table anywhere in
 ``oracle.toml`` (``[budgets]``, ``[approvals]``, ``[surface]``, read late or not) stops every
-command in one line naming the file, line, key and fix, exit 2."""
+command in one line naming the file, line, key and fix, exit 2; ``oracle serve`` never starts
+without a model or on a store that does not answer."""
 
 from __future__ import annotations
 
@@ -10,10 +11,12 @@ import random
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 from test_cli_config import assert_one_clean_line as one_line
 from test_cli_config import run
 
 from oracle_core import ConfigError, Settings
+from oracle_core.cli import main
 
 BAD_TABLES = [
     # (table as written, the key the message names, words of the fix)
@@ -86,6 +89,58 @@ def test_a_surface_typo_is_a_configuration_error_exit_2(tmp_path: Path, command:
 
     assert code == 2, err  # was 1, unlike every other configuration error
     assert "[surface] in" in err and "nosuch" in err
+
+
+def test_serve_without_a_model_refuses_to_start_saying_how_to_set_one(tmp_path: Path) -> None:
+    environ = {k: v for k, v in os.environ.items() if k != "ORACLE_MODEL"}
+    result = CliRunner().invoke(
+        main, ["serve", "--port", "0"], env={**environ, "ORACLE_HOME": str(tmp_path)}
+    )
+
+    line = one_line(result.exit_code, result.stderr)
+    assert "ORACLE_MODEL" in line and "--model" in line and "--model demo" in line
+    assert "serving" not in result.output
+
+
+UNUSABLE_DATABASES = [
+    "postgresql://someone:hunter2@127.0.0.1:1/x",  # nothing listens
+    "postgresql://someone:hunter2@127.0.0.1:5432/no_such_database_here",  # no such database
+    "postgresql://no_such_role_here:hunter2@127.0.0.1:5432/test",  # no such role
+    "postgresql://someone:hunter2@127.0.0.1:99999/x",  # a port that is none
+]
+
+
+@pytest.mark.parametrize("url", UNUSABLE_DATABASES)
+def test_serve_never_starts_on_a_postgres_it_cannot_open(tmp_path: Path, url: str) -> None:
+    pytest.importorskip("psycopg")
+
+    code, out, err = run(
+        tmp_path, "serve", "--port", "0", ORACLE_MODEL="demo", ORACLE_DATABASE_URL=url
+    )
+
+    line = one_line(code, err)
+    assert line.startswith("oracle: ORACLE_DATABASE_URL: cannot connect to Postgres")
+    assert "hunter2" not in line
+    assert "serving" not in out
+
+
+@pytest.mark.parametrize("content", [b"not a database\n", b"SQLite format 3\x00" + b"\xee" * 100])
+def test_serve_never_starts_on_a_sqlite_file_it_cannot_read(tmp_path: Path, content: bytes) -> None:
+    (tmp_path / "oracle.db").write_bytes(content)
+
+    code, out, err = run(tmp_path, "serve", "--port", "0", ORACLE_MODEL="demo")
+
+    line = one_line(code, err)
+    assert "ORACLE_HOME: the database" in line and "cannot be read" in line
+    assert "serving" not in out
+
+
+def test_serve_never_starts_in_an_oracle_home_under_a_file(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("")
+
+    code, _, err = run(tmp_path / "file" / "home", "serve", "--port", "0", ORACLE_MODEL="demo")
+
+    assert "set ORACLE_HOME to a folder" in one_line(code, err)
 
 
 RELATIVE_HOMES = ["home", "./home", "a/../home", "a/b/home", "home/", "./a/./b"]

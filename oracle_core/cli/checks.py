@@ -1,12 +1,14 @@
 """What a command needs of its settings besides a good ``oracle.toml``, checked before it
-starts: a model, OTLP endpoints it can use.
+starts: a model, a store that answers, OTLP endpoints it can use.
 
 Each failure is a :class:`~oracle_core.errors.ConfigError`: the ``oracle`` group prints its
-one line, naming the setting and the fix, and exits with status 2.
+one line, naming the setting and the fix, and exits with status 2. ``oracle serve`` asks
+for a model and a store that answers before it loads a plugin (:func:`check_serving`).
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +24,9 @@ NO_MODEL = (
     "model string) or pass --model; --model demo runs the offline scripted stand-in"
 )
 """What ``ask``, ``chat`` and ``serve`` say when there is no model to talk to."""
+
+STORE_TIMEOUT = 5.0
+"""Seconds the store may take to answer the check before a command starts."""
 
 OTLP_VARIABLES = (
     "OTEL_EXPORTER_OTLP_ENDPOINT",
@@ -59,6 +64,26 @@ def require_model(settings: Settings) -> None:
         raise ConfigError(NO_MODEL, source=ENVIRONMENT, key="ORACLE_MODEL", expected="a model")
 
 
+def check_store(settings: Settings, timeout: float = STORE_TIMEOUT) -> None:
+    """Open the store the settings point at, ask it one query and close it.
+
+    Raises:
+        StoreUnavailableError: it does not answer (Postgres down, ``ORACLE_HOME`` that
+            cannot be written), naming the setting and the fix.
+        ImportError: ``ORACLE_DATABASE_URL`` is set without the ``postgres`` extra.
+    """
+    from oracle_core.store.opening import open_store
+
+    async def ping() -> None:
+        store = open_store(settings.database_url, settings.database_path, pool_size=1)
+        try:
+            await store.ping(timeout)
+        finally:
+            await store.close()
+
+    asyncio.run(ping())
+
+
 def otlp_endpoints(env: Mapping[str, str]) -> list[tuple[str, str]]:
     """The OTLP endpoints ``env`` sets, as ``(variable, url)`` (none while
     ``OTEL_SDK_DISABLED=true``).
@@ -85,3 +110,14 @@ def otlp_endpoints(env: Mapping[str, str]) -> list[tuple[str, str]]:
             )
         found.append((variable, url))
     return found
+
+
+def check_serving(settings: Settings) -> None:
+    """Check what ``oracle serve`` needs beyond a good ``oracle.toml`` (read by then): a
+    model, and a store that answers; before a plugin is loaded.
+
+    Raises:
+        ConfigError: the first setting at fault, in one line with its fix.
+    """
+    require_model(settings)
+    check_store(settings)

@@ -11,7 +11,8 @@ from typing import Literal
 
 import click
 
-from oracle_core.cli.common import api_base_option, build_oracle, model_option
+from oracle_core.cli.checks import check_serving
+from oracle_core.cli.common import api_base_option, build_oracle, load_settings, model_option
 from oracle_core.cli.extras import extra_for, missing_extra_message
 
 _LIMIT_DEFAULTS = {
@@ -122,6 +123,9 @@ def serve_command(
 ) -> None:
     """Serve the oracle over HTTP: API, OpenAI-compatible endpoint and a chat page at /.
 
+    It refuses to start without a model (set ORACLE_MODEL or pass --model; --model demo
+    serves the offline stand-in) or on a store that does not answer.
+
     Requests need `Authorization: Bearer <token>` when ORACLE_API_TOKEN is set (several
     tokens may be given, comma-separated). Without a token the server binds to a loopback
     address only and answers only to loopback Host names (localhost, 127.0.0.1, [::1]).
@@ -154,13 +158,9 @@ def serve_command(
     except ValueError as error:
         click.echo(f"oracle: {error}", err=True)
         sys.exit(2)
-    oracle = build_oracle(model=model, api_base=api_base)
-    if not oracle.settings.model:
-        click.echo(
-            "oracle: no model is configured: serving the offline stand-in, which runs "
-            "tools without a real model (set ORACLE_MODEL or --model)",
-            err=True,
-        )
+    settings = load_settings(model=model, api_base=api_base)
+    check_serving(settings)  # a model, and a store that answers: before any plugin loads
+    oracle = build_oracle(settings=settings)
     limits = Limits(
         max_body_bytes=max_body_bytes,
         max_message_chars=max_message_chars,

@@ -1,8 +1,10 @@
-"""The oracle's own HTTP API: threads, runs (JSON or SSE), capabilities, plugins, health."""
+"""The oracle's own HTTP API: threads, runs (JSON or SSE), capabilities, plugins, health and
+readiness."""
 
 from __future__ import annotations
 
 import json
+import logging
 import uuid
 from typing import Annotated, Any
 
@@ -20,6 +22,7 @@ from oracle_core.server.models import (
     ErrorBody,
     Health,
     Installed,
+    Ready,
     RunBody,
     ThreadBody,
     ThreadCreated,
@@ -31,20 +34,43 @@ from oracle_core.values.output import OutputSchema
 from oracle_core.values.run_options import RunOptions
 from oracle_core.version import __version__
 
+log = logging.getLogger("oracle_core.server")
+
 _ERRORS: dict[int | str, dict[str, Any]] = {
     401: UNAUTHORIZED,
     422: {"model": ErrorBody, "description": "The request does not fit (names the field)."},
 }
 
 
+READY_TIMEOUT = 2.0
+"""Seconds ``GET /ready`` waits for the store's answer before it says the store is down."""
+
+
 def health_router(ctx: ServerContext) -> APIRouter:
-    """``GET /health``: public, so load balancers need no token."""
+    """``GET /health`` (liveness) and ``GET /ready`` (readiness): public, so load balancers
+    and orchestrators need no token."""
     router = APIRouter(tags=["health"])
 
     @router.get("/health", response_model=Health)
     async def health() -> dict[str, Any]:
         """The server is up; says whether API requests need a token."""
         return {"status": "ok", "version": __version__, "auth": ctx.auth.enabled}
+
+    @router.get(
+        "/ready",
+        response_model=Ready,
+        responses={503: {"model": Ready, "description": "The store does not answer."}},
+    )
+    async def ready() -> JSONResponse:
+        """Whether the server can serve runs: 200 when its store answers one query within
+        two seconds, else 503 (what failed is logged, never shown: the route is public)."""
+        try:
+            await ctx.oracle.checkpointer.ping(READY_TIMEOUT)
+        except Exception as error:  # any failure of the store is "not ready"
+            log.warning("GET /ready: the store does not answer: %s", error)
+            body = {"status": "unavailable", "store": "the store does not answer; see the log"}
+            return JSONResponse(body, status_code=503)
+        return JSONResponse({"status": "ready", "store": "ok"})
 
     return router
 

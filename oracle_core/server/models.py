@@ -173,6 +173,13 @@ class Health(BaseModel):
     auth: bool = Field(description="Whether API requests need a bearer token.")
 
 
+class Ready(BaseModel):
+    """Whether the server can serve runs now: its store answers."""
+
+    status: str = Field(description='"ready", or "unavailable" (with status 503).')
+    store: str = Field(description='"ok", or what is wrong with the store (without its address).')
+
+
 class ErrorDetail(BaseModel):
     """What went wrong."""
 

@@ -49,6 +49,22 @@ class Checkpointer(ThreadStore, LeaseStore, OperationStore, CredentialStore, Usa
             channel = self.__dict__["_event_channel"] = EventChannel()
         return channel
 
+    async def ping(self, within: float = 5.0) -> None:
+        """Answer one query, opening the store if it is not open yet: whether it can be used
+        now (``oracle serve`` asks before it starts, ``GET /ready`` on every call).
+
+        A store kept in this process's memory always answers (this default); SQLite and
+        Postgres ask their database.
+
+        Args:
+            within: seconds the answer may take.
+
+        Raises:
+            StoreUnavailableError: the store does not answer, naming the setting that points
+                at it and the fix (:mod:`oracle_core.store.unavailable`).
+        """
+        return None
+
     async def close(self) -> None:
         """Release connections and files. Safe to call twice."""
         return None

@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 import psycopg
 from psycopg.rows import TupleRow
-from psycopg_pool import AsyncConnectionPool
+from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from oracle_core.store.base import Checkpointer
 from oracle_core.store.credentials import credential_key
@@ -175,6 +175,24 @@ class PostgresCheckpointer(Checkpointer):
                         raise
                     log.warning("a Postgres connection broke (%s); trying another", error)
         raise AssertionError("unreachable")
+
+    async def ping(self, within: float = 5.0) -> None:
+        """Open the pool (the schema migrated) if needed, and ask the database ``SELECT 1``.
+
+        Raises:
+            StoreUnavailableError: Postgres refuses, breaks or does not answer within
+                ``within`` seconds, naming its address (never the password) and the fix.
+        """
+        try:
+            async with asyncio.timeout(within):
+                pool = await self.pool()
+                async with pool.connection(timeout=within) as conn:
+                    await conn.execute("SELECT 1")
+        except TimeoutError:
+            reason = TimeoutError(f"no answer within {within:g} s")
+            raise postgres_unreachable(self._address(), reason) from None
+        except (psycopg.Error, PoolTimeout) as error:
+            raise postgres_unreachable(self._address(), error) from None
 
     def _address(self) -> str:
         """host:port/database of :attr:`url`, never its password."""

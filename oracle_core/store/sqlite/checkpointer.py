@@ -6,6 +6,7 @@ Each facet's SQL has a module of its own (:mod:`.threads`, :mod:`.runs`, :mod:`.
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 import time
 from collections.abc import Callable, Collection, Mapping, Sequence
@@ -23,6 +24,7 @@ from oracle_core.store.sqlite import threads as thread_sql
 from oracle_core.store.sqlite import usage as usage_sql
 from oracle_core.store.sqlite.connect import immediate
 from oracle_core.store.sqlite.connection import Connections
+from oracle_core.store.unavailable import StoreUnavailableError
 from oracle_core.store.usage import Grouping, Spent, UsageEntry, UsageGroup
 from oracle_core.values.credentials import CredentialRecord
 from oracle_core.values.messages import Message
@@ -251,6 +253,30 @@ class SQLiteCheckpointer(Checkpointer):
         return await self._db.write(
             lambda db: operation_sql.finish(db, operation_id, owner, outcome, self._clock())
         )
+
+    async def ping(self, within: float = 5.0) -> None:
+        """Open the file (created and migrated if needed) and read from it.
+
+        Raises:
+            StoreUnavailableError: the file or its folder under ``ORACLE_HOME`` cannot be
+                made or read, or no answer comes within ``within`` seconds.
+        """
+        try:
+            async with asyncio.timeout(within):
+                await self._db.read(lambda db: db.execute("SELECT 1").fetchone())
+        except TimeoutError:
+            raise StoreUnavailableError(
+                f"ORACLE_HOME: the database {self.path} did not answer within {within:g} s "
+                "(another process may hold it locked); try again, or set ORACLE_HOME to a "
+                "folder of its own",
+                variable="ORACLE_HOME",
+            ) from None
+        except sqlite3.DatabaseError as error:
+            raise StoreUnavailableError(
+                f"ORACLE_HOME: the database {self.path} cannot be read ({error}); move it "
+                "away to start a new one, or set ORACLE_HOME to another folder",
+                variable="ORACLE_HOME",
+            ) from None
 
     async def close(self) -> None:
         await self._db.close()
