@@ -1,7 +1,7 @@
 """One check of the whole configuration, used by every command: a bad table anywhere in
 ``oracle.toml`` (``[budgets]``, ``[approvals]``, ``[surface]``, read late or not) stops every
 command in one line naming the file, line, key and fix, exit 2; ``oracle serve`` never starts
-without a model or on a store that does not answer."""
+without a model or on a store that does not answer; ``oracle config --check`` reports all."""
 
 from __future__ import annotations
 
@@ -207,6 +207,80 @@ def test_an_otlp_endpoint_that_is_no_url_stops_a_command(
 
     line = one_line(code, err)
     assert line.startswith(f"oracle: {variable}=") and "http://localhost:4318" in line
+
+
+def check(home: Path, **env: str) -> tuple[int, list[dict[str, str]]]:
+    code, out, err = run(home, "config", "--check", "--json", **env)
+    assert "Traceback" not in err
+    return code, json.loads(out)
+
+
+def levels(findings: list[dict[str, str]]) -> dict[str, list[str]]:
+    found: dict[str, list[str]] = {}
+    for finding in findings:
+        found.setdefault(finding["level"], []).append(f"{finding['subject']}: {finding['message']}")
+    return found
+
+
+def test_config_check_passes_a_good_configuration_naming_each_part(tmp_path: Path) -> None:
+    (tmp_path / "oracle.toml").write_text("[budgets]\nuser_day_tokens = 1000\n")
+
+    code, findings = check(tmp_path, ORACLE_MODEL="openai/gpt-4o-mini")
+
+    said = levels(findings)
+    assert code == 0, findings
+    assert "error" not in said and "warning" not in said, said
+    assert [f["subject"] for f in findings] == ["oracle.toml", "store", "model", "plugins"]
+    assert f"store: sqlite {tmp_path / 'oracle.db'} answers" in said["ok"]
+
+
+def test_config_check_lists_every_bad_table_at_once_and_exits_2(tmp_path: Path) -> None:
+    (tmp_path / "oracle.toml").write_text(
+        "[budgets]\nuser_week_tokens = 5000\n[approvals]\ntool = []\n[surface]\nkidn = 1\n"
+    )
+
+    code, findings = check(tmp_path, ORACLE_MODEL="demo")
+
+    errors = levels(findings)["error"]
+    assert code == 2
+    assert len([e for e in errors if e.startswith("oracle.toml")]) == 3, errors
+    assert any("line 2: [budgets] has unknown key 'user_week_tokens'" in e for e in errors)
+    assert any("line 4: [approvals] has unknown key 'tool'" in e for e in errors)
+    assert any("line 6: unknown key(s) 'kidn'" in e for e in errors)
+
+
+def test_config_check_reports_a_store_that_does_not_answer(tmp_path: Path) -> None:
+    (tmp_path / "oracle.db").write_bytes(b"not a database\n")
+
+    code, findings = check(tmp_path, ORACLE_MODEL="demo")
+
+    assert code == 2
+    assert any(e.startswith("store: ORACLE_HOME: the database") for e in levels(findings)["error"])
+
+
+def test_config_check_warns_of_what_commands_go_on_without(tmp_path: Path) -> None:
+    environ = {"ORACLE_MODLE": "openai/x", "OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:9"}
+    (tmp_path / "oracle.toml").write_text("[plugins.nosuch]\nkey = 1\n")
+
+    code, findings = check(tmp_path, **environ)
+
+    warnings = levels(findings)["warning"]
+    assert code == 0, findings  # no model, a typo'd variable, a collector down: warnings
+    assert any(w.startswith("model: no model is configured") for w in warnings), warnings
+    assert any("ORACLE_MODLE is ignored" in w and "ORACLE_MODEL" in w for w in warnings)
+    assert any("nothing answers at 127.0.0.1:9" in w for w in warnings), warnings
+    assert any("[plugins.nosuch] configures a plugin that is not installed" in w for w in warnings)
+
+
+def test_config_check_prints_one_line_a_finding(tmp_path: Path) -> None:
+    (tmp_path / "oracle.toml").write_text("[approvals]\ndeadline = -5\n")
+
+    code, out, _ = run(tmp_path, "config", "--check", ORACLE_MODEL="demo")
+
+    assert code == 2
+    lines = out.splitlines()
+    assert lines[0].startswith("error    oracle.toml: ") and "line 2" in lines[0]
+    assert all(line.split(" ", 1)[0] in ("ok", "warning", "error") for line in lines), out
 
 
 def test_a_bad_table_is_refused_by_an_oracle_built_in_code(tmp_path: Path) -> None:

@@ -3,14 +3,17 @@ starts: a model, a store that answers, OTLP endpoints it can use.
 
 Each failure is a :class:`~oracle_core.errors.ConfigError`: the ``oracle`` group prints its
 one line, naming the setting and the fix, and exits with status 2. ``oracle serve`` asks
-for a model and a store that answers before it loads a plugin (:func:`check_serving`).
+for a model and a store that answers before it loads a plugin (:func:`check_serving`);
+``oracle config --check`` reports every one (:mod:`oracle_core.cli.config_check`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import socket
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from oracle_core.errors import ConfigError
 from oracle_core.settings.reading import ENVIRONMENT
@@ -34,6 +37,9 @@ OTLP_VARIABLES = (
     "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT",
 )
 """The OpenTelemetry SDK's variables naming where OTLP data is sent."""
+
+OTLP_REACH_TIMEOUT = 1.0
+"""Seconds ``oracle config --check`` waits for an OTLP collector to accept a connection."""
 
 
 def load_settings(**overrides: Any) -> Settings:
@@ -110,6 +116,26 @@ def otlp_endpoints(env: Mapping[str, str]) -> list[tuple[str, str]]:
             )
         found.append((variable, url))
     return found
+
+
+def unreachable_otlp(env: Mapping[str, str], timeout: float = OTLP_REACH_TIMEOUT) -> list[str]:
+    """One sentence for each OTLP endpoint of ``env`` where nothing accepts a connection
+    within ``timeout`` seconds (its spans would be lost, and the process wait for them at
+    exit)."""
+    said = []
+    for variable, url in otlp_endpoints(env):
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+        try:
+            socket.create_connection((host, port), timeout=timeout).close()
+        except OSError as error:
+            reason = error.strerror or type(error).__name__
+            said.append(
+                f"{variable}: nothing answers at {host}:{port} ({reason}); start the "
+                f"collector or fix {variable}, or unset it (traces sent there are lost)"
+            )
+    return said
 
 
 def check_serving(settings: Settings) -> None:

@@ -7,6 +7,7 @@ import sys
 from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
+from urllib.parse import urlsplit, urlunsplit
 
 import click
 from click.shell_completion import CompletionItem
@@ -161,6 +162,18 @@ thread_argument = click.argument(
     "thread_id", metavar="ID", callback=_thread_id, shell_complete=_complete_thread
 )
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON for machines.")
+
+
+def redact_url(url: str) -> str:
+    """``url`` with its password (if any) replaced by ``***``."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    host = parts.hostname or ""
+    if parts.port:
+        host += f":{parts.port}"
+    user = parts.username or ""
+    return urlunsplit(parts._replace(netloc=f"{user}:***@{host}"))
 
 
 def echo_json(data: Any) -> None:

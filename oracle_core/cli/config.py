@@ -8,29 +8,17 @@ from __future__ import annotations
 import json
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit, urlunsplit
 
 import click
 
-from oracle_core.cli.common import json_option, load_settings
+from oracle_core.cli.common import json_option, load_settings, redact_url
+from oracle_core.cli.errors import CONFIG_EXIT
 
 if TYPE_CHECKING:
     from oracle_core.settings import Settings
 
 _SET = "set"
 _UNSET = "not set"
-
-
-def redact_url(url: str) -> str:
-    """``url`` with its password (if any) replaced by ``***``."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    host = parts.hostname or ""
-    if parts.port:
-        host += f":{parts.port}"
-    user = parts.username or ""
-    return urlunsplit(parts._replace(netloc=f"{user}:***@{host}"))
 
 
 def _key_source(settings: Settings) -> str:
@@ -164,7 +152,24 @@ def _model_call_lines(calls: dict[str, Any]) -> list[str]:
 
 @click.command("config")
 @json_option
-def config_command(as_json: bool) -> None:
+@click.option(
+    "--check",
+    is_flag=True,
+    help="Read every setting and try what they point at (store, model, plugins' tables, "
+    "OTLP endpoints): one line each; exit 2 if anything would stop a command.",
+)
+def config_command(as_json: bool, check: bool) -> None:
     """Show the resolved settings: paths, model, store, plugins selected (never secrets)."""
+    if check:
+        from oracle_core.cli.config_check import check_everything
+
+        findings = check_everything()
+        if as_json:
+            click.echo(json.dumps([asdict(f) for f in findings], indent=2))
+        else:
+            click.echo("\n".join(f.line() for f in findings))
+        if any(f.level == "error" for f in findings):
+            raise SystemExit(CONFIG_EXIT)
+        return
     data = resolved_settings(load_settings())
     click.echo(json.dumps(data, indent=2) if as_json else _render(data))
