@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import calendar
+import logging
 from pathlib import Path
 
 import pytest
@@ -178,16 +179,28 @@ async def test_the_budget_error_carries_its_scope_window_limit_and_figure(
     assert (error.limit, error.spent) == (10.0, 10.0)
 
 
-async def test_a_cost_budget_refuses_a_model_without_a_price(
-    make_oracle: MakeOracle, fake_openai: FakeOpenAI, tmp_path: Path
+async def test_a_cost_budget_lets_a_model_without_a_price_run_and_says_so_once(
+    make_oracle: MakeOracle,
+    fake_openai: FakeOpenAI,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
-    oracle = make_oracle(settings=settings_with(tmp_path, "user_day_cost = 1.0"))
+    # docs/usage.md's example on a local model: its cost is unknown, so it spends nothing
+    # from a cost budget (the token budget beside it still holds it).
+    fake_openai.script(*[Reply(content="ok", usage=(60, 10)) for _ in range(2)])
+    budgets = "user_day_tokens = 100\nuser_month_cost = 5.0"
+    oracle = make_oracle(settings=settings_with(tmp_path, budgets))
 
-    result = await oracle.run("t1", "hi")
+    with caplog.at_level(logging.WARNING, "oracle_core"):
+        first = await oracle.run("t1", "hi", user_id="ann")
+        second = await oracle.run("t2", "hi", user_id="ann")
+        third = await oracle.run("t3", "hi", user_id="ann")
 
-    assert result.status == "failed"
-    assert result.error is not None and "has no known price" in result.error
-    assert fake_openai.requests == []
+    said = [r.getMessage() for r in caplog.records if "has no price" in r.getMessage()]
+    assert (first.status, second.status) == ("completed", "completed")
+    assert third.status == "failed" and "user_day_tokens" in (third.error or "")
+    assert len(said) == 1, said
+    assert "its calls spend nothing from the cost budget user_month_cost" in said[0]
 
 
 def budget_guard_of(oracle: object, deps: object) -> BudgetGuard:

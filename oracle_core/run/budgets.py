@@ -31,6 +31,7 @@ from __future__ import annotations
 import asyncio
 import calendar
 import contextlib
+import logging
 import time
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
@@ -45,6 +46,8 @@ if TYPE_CHECKING:
     from oracle_core.run.state import RunState
     from oracle_core.store.base import Checkpointer
     from oracle_core.values.messages import ToolResult, Usage
+
+log = logging.getLogger("oracle_core.run")
 
 __all__ = ["Budget", "BudgetGuard", "Budgets", "budget_guard", "spent_in", "window_start"]
 # Budget and Budgets are read and checked with the settings (settings/budgets.py).
@@ -105,6 +108,7 @@ class BudgetGuard:
         self._held: dict[str, tuple[RunState, asyncio.Task[Any] | None]] = {}
         self._watched: set[asyncio.Task[Any]] = set()
         self._letting_go: set[asyncio.Task[None]] = set()
+        self._unpriced: set[str] = set()  # models already said to have no price
 
     @property
     def prices(self) -> PriceTable:
@@ -212,14 +216,22 @@ class BudgetGuard:
         )
 
     def _check_priced(self, state: RunState) -> None:
+        """Say once per model that a model without a price spends nothing from a cost
+        budget (docs/usage.md): its cost is unknown, not zero, and a local model's is nil;
+        budgets of tokens or requests still hold it."""
         model = state.record.model or ""
-        costed = [b for b in self.budgets.budgets if b.measure == "cost"]
-        if costed and self.prices.price(model) is None:
-            raise RunLimitError(
-                f"budget {costed[0].name} cannot be held: model {model!r} has no known price "
-                "in litellm's price table; use a priced model, or budget tokens or requests "
-                "instead of cost"
-            )
+        costed = [b.name for b in self.budgets.budgets if b.measure == "cost"]
+        if not costed or model in self._unpriced or self.prices.price(model) is not None:
+            return
+        self._unpriced.add(model)
+        log.warning(
+            "model %r has no price in litellm's price table: its calls spend nothing from "
+            "the cost budget%s %s (a local model costs nothing); budget tokens or requests "
+            "in [budgets] to bound it",
+            model,
+            "s" if len(costed) > 1 else "",
+            ", ".join(costed),
+        )
 
     async def _take(self, state: RunState, lease: str) -> None:
         owner = state.record.id
