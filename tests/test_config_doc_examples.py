@@ -1,14 +1,16 @@
 """The ``oracle.toml`` examples of the docs work as written when copied into a real
-``oracle.toml``: usage.md's ``[budgets]`` on a local model that no price table knows."""
+``oracle.toml``: plugin-authors.md's ``[plugins.<name>]`` tables beside the shipped weather
+plugin, usage.md's ``[budgets]`` on a local model that no price table knows."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
+import pytest
 from conftest import MakeOracle
 
-from oracle_core import Settings
+from oracle_core import Oracle, Settings
 from oracle_core.testing.openai_server import FakeOpenAI, Reply
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
@@ -21,6 +23,21 @@ def toml_block(document: str, heading: str) -> str:
     found = re.search(r"```toml\n(.*?)```", after, re.DOTALL)
     assert found is not None, f"no toml block under {heading!r} in {document}"
     return found.group(1)
+
+
+def test_the_plugin_config_example_keeps_the_shipped_weather_plugin(tmp_path: Path) -> None:
+    pytest.importorskip("oracle_plugin_weather")
+    (tmp_path / "oracle.toml").write_text(toml_block("plugin-authors.md", "## Configuration"))
+    settings = Settings.from_env(
+        {"ORACLE_HOME": str(tmp_path), "ORACLE_LOAD_PLUGINS": "weather", "FORECASTER_KEY": "k"}
+    )
+
+    oracle = Oracle(settings=settings, model="demo")
+
+    assert [f"{f.plugin}: {f}" for f in oracle.registry.failures] == []
+    assert "weather" in oracle.registry
+    assert oracle.registry.get("weather").config.timeout == 5.0  # type: ignore[union-attr]
+    oracle.close_sync()
 
 
 async def test_the_budgets_example_runs_on_a_model_without_a_price(

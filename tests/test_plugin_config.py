@@ -225,6 +225,29 @@ def test_an_unset_variable_names_plugin_key_and_variable(tmp_path: Path) -> None
     )
 
 
+@pytest.mark.parametrize("seed", range(12))
+def test_a_key_the_plugin_does_not_read_is_named_so_even_when_its_variable_is_unset(
+    tmp_path: Path, seed: int
+) -> None:
+    # plugin-authors.md's `api_key = "$WEATHER_API_KEY"` copied under the shipped weather
+    # plugin: the error asked to set WEATHER_API_KEY, and then named the key unknown.
+    rng = random.Random(seed)
+    unknown = rng.choice(["api_key", "apikey", "key", "secret", "tokn"]) + "_" * rng.randrange(2)
+    variable = "UNSET_" + "".join(rng.choices(string.ascii_uppercase, k=8))
+    reference = rng.choice([f"${variable}", {"$env": variable}])
+    config = {"token": "t", unknown: reference}
+
+    failure = failure_of(assemble_with(tmp_path, GithubPlugin(), config))
+
+    assert failure.problems == [
+        f"[plugins.github] {unknown} is not a setting of plugin 'github'"
+        + (" (did you mean 'token'?)" if unknown.startswith("tokn") else "")
+        + "; its settings are: labels, org, per_page, timeout, token, verbose. Remove it or "
+        "fix its name"
+    ]
+    assert variable not in str(failure)
+
+
 def test_an_unset_variable_fails_a_plugin_without_a_model_too() -> None:
     with pytest.raises(PluginConfigError, match=r"\[plugins.plain\] key refers to .* KEY"):
         load_plugin_config("plain", None, {"key": {"$env": "KEY"}}, {})

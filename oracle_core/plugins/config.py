@@ -58,15 +58,18 @@ def config_problems(
         ``(key, sentence)``: unknown keys (with the closest real one), values of the wrong
         type, required keys that are missing. A secret value is never quoted.
     """
-    problems: list[tuple[str, str]] = list(config.problems)
-    unresolved = {key for key, _ in config.problems}
     known = _keys(model)
+    closed = model.model_config.get("extra") != "allow"
+    # A key the plugin does not read is named as such, even when its $VAR is unset too:
+    # setting the variable would not help (an example copied from the docs, say).
+    problems = [(k, p) for k, p in config.problems if k in known or not closed]
+    unresolved = {key for key, _ in config.problems}
     values = dict(config.values)
-    if model.model_config.get("extra") != "allow":
-        for key in list(values):
+    if closed:
+        for key in [*values, *sorted(unresolved - known)]:
             if key in known:
                 continue
-            del values[key]
+            values.pop(key, None)
             close = difflib.get_close_matches(key, sorted(known), n=1)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
             settings = ", ".join(sorted(known)) or "none"
