@@ -25,7 +25,6 @@ from support import SitePackages, plugin_code
 
 from oracle_core import Oracle, Settings
 from oracle_core.plugins.mcp.config import servers_from_config
-from oracle_core.run.budgets import Budgets
 
 BLOCKS = all_blocks("toml")
 PACKAGE_FILES = [b for b in BLOCKS if b.file == "pyproject.toml"]
@@ -51,13 +50,10 @@ def written(block: Block, home: Path) -> dict[str, str]:
 
 
 def read_every_table(settings: Settings) -> None:
-    """Read the file the way an oracle and ``oracle serve`` do, table by table."""
+    """Read the file the way every command does: each table through the function the oracle
+    reads it with (``[budgets]``, ``[approvals]``, ``[surface]``, ...), a name nothing reads
+    refused."""
     settings.check_config()
-    settings.surface_config()
-    settings.sync_tool_shares()
-    for name in settings.model_aliases():
-        settings.model_call_settings(name)
-    Budgets.from_config(settings.budgets_config(), str(settings.config_path))
 
 
 async def one_turn(oracle: Oracle) -> str:
