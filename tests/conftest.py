@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import sys
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
@@ -15,6 +16,37 @@ from support import SitePackages
 from oracle_core import Oracle, Settings
 from oracle_core.store import Checkpointer, MemoryCheckpointer
 from oracle_core.testing.openai_server import FakeOpenAI
+
+
+@pytest.fixture(autouse=True)
+def _logging_put_back() -> Iterator[None]:
+    """The loggers as they were before the test, whatever the test configured.
+
+    A server started in this process (``make_server``) applies ``oracle serve``'s logging
+    configuration to the whole process: ``oracle_core`` stops propagating to the root logger
+    and the root logger gets a handler of its own. pytest before 9.1 then captures none of
+    the oracle's records in the tests that follow (``caplog`` is empty), so a test's outcome
+    would depend on which tests ran before it on the same worker. The root logger's handlers
+    are pytest's own too (one set each for setup, call and teardown): only those the test
+    added are taken off.
+    """
+    root = logging.getLogger()
+    kept = [
+        (logger, logger.handlers[:], logger.level, logger.propagate, logger.disabled)
+        for logger in logging.Logger.manager.loggerDict.values()
+        if isinstance(logger, logging.Logger)
+    ]
+    root_handlers, root_level = root.handlers[:], root.level
+    yield
+    for logger, handlers, level, propagate, disabled in kept:
+        logger.handlers[:] = handlers
+        logger.setLevel(level)
+        logger.propagate = propagate
+        logger.disabled = disabled
+    for handler in root.handlers[:]:
+        if handler not in root_handlers:
+            root.removeHandler(handler)
+    root.setLevel(root_level)
 
 
 @pytest.fixture
