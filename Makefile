@@ -7,7 +7,7 @@ PLUGIN_MODULES := $(filter-out %.egg-info,$(wildcard plugins/*/oracle_plugin_* c
 STAMP := $(VENV)/.installed
 NODE_STAMP := tests/node/node_modules/.installed
 
-.PHONY: demo test lint typecheck pytest packages bench clean test-llamacpp
+.PHONY: demo test lint typecheck pytest packages bench clean test-llamacpp test-lowest
 
 # The core's distribution was once named oracle-core, another project's name on PyPI: a venv
 # made before the rename would keep that stale install next to oracle-core-runtime.
@@ -45,6 +45,24 @@ pytest: $(STAMP) $(NODE_STAMP)
 packages:
 	PYTHON=$(PYTHON) scripts/check_packages.sh
 
+# The oldest release each dependency range admits, in a venv of its own: uv resolves every
+# direct dependency of the core (with the extras the tests use) and of each plugin package
+# to the lower bound of its range (--resolution lowest-direct; what those need in turn comes
+# at its newest), then the suite runs there without the tests marked slow. `make test` has
+# the newest releases; a lower bound that no longer holds fails here (about 5 minutes).
+LOWEST_VENV ?= .venv-lowest
+LOWEST_STAMP := $(LOWEST_VENV)/.installed
+
+$(LOWEST_STAMP): pyproject.toml $(PACKAGES) | $(STAMP)
+	rm -rf $(LOWEST_VENV)
+	$(BIN)/uv venv --quiet --python $(PYTHON) $(LOWEST_VENV)
+	$(BIN)/uv pip install --quiet --python $(LOWEST_VENV)/bin/python --resolution lowest-direct \
+		-e '.[dev,server,postgres,mcp,otel]' $(foreach p,$(PACKAGES),-e '$(dir $(p))[test]')
+	touch $(LOWEST_STAMP)
+
+test-lowest: $(LOWEST_STAMP) $(NODE_STAMP)
+	$(LOWEST_VENV)/bin/pytest -m "not slow" -n auto
+
 # The real llama.cpp server of tests/llamacpp/, in its own venv: llama-cpp-python compiles
 # llama.cpp from source (5 to 10 minutes, once), and the model is a 250 MB package.
 LLAMA_VENV ?= .venv-llamacpp
@@ -76,4 +94,4 @@ bench: $(STAMP)
 	$(BIN)/python bench/peers.py  # peer rows need `pip install -e '.[peers]'`; skipped otherwise
 
 clean:
-	rm -rf $(VENV) $(LLAMA_VENV) .mypy_cache .pytest_cache .ruff_cache tests/node/node_modules
+	rm -rf $(VENV) $(LOWEST_VENV) $(LLAMA_VENV) .mypy_cache .pytest_cache .ruff_cache tests/node/node_modules
