@@ -42,7 +42,7 @@ license-files = ["LICENSE"]
 dependencies = ["{core}", "pydantic>=2.7"]
 
 [project.optional-dependencies]
-test = ["pytest>=8", "pytest-asyncio>=0.23"]
+test = ["pytest>=8", "pytest-asyncio>=0.24"]
 
 [project.entry-points."oracle.plugins"]
 {name} = "{module}"
