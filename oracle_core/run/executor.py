@@ -33,7 +33,7 @@ from oracle_core.run.calls import (
 from oracle_core.run.pool import PoolExhaustedError, SyncToolPool
 from oracle_core.values.limits import RunLimits
 from oracle_core.values.messages import ToolCall, ToolResult, content_of
-from oracle_core.values.text import clean_json
+from oracle_core.values.text import MAX_JSON_DEPTH, clean_json, json_depth
 
 if TYPE_CHECKING:
     from oracle_core.authoring.host import OracleHandle
@@ -68,18 +68,28 @@ def decode_arguments(call: ToolCall, limit: int | None = None) -> dict[str, Any]
         return {}
     try:
         value = json.loads(text)
-    except (ValueError, RecursionError) as error:  # JSONDecodeError is a ValueError
-        reason = "nested too deeply" if isinstance(error, RecursionError) else str(error)
+    except RecursionError:
+        raise _too_deep(call) from None
+    except ValueError as error:  # JSONDecodeError is a ValueError
         raise ToolArgumentsError(
-            f"the arguments of {call.name} are not valid JSON ({reason}); send a JSON object"
+            f"the arguments of {call.name} are not valid JSON ({error}); send a JSON object"
         ) from None
     if not isinstance(value, dict):
         raise ToolArgumentsError(
             f"the arguments of {call.name} must be a JSON object, not {type(value).__name__}"
         )
+    if json_depth(value, stop=MAX_JSON_DEPTH) > MAX_JSON_DEPTH:
+        raise _too_deep(call)
     # ``\ud83d`` escapes decode to lone surrogates: no tool, approval or digest sees one.
     cleaned: dict[str, Any] = clean_json(value)
     return cleaned
+
+
+def _too_deep(call: ToolCall) -> ToolArgumentsError:
+    return ToolArgumentsError(
+        f"the arguments of {call.name} nest deeper than {MAX_JSON_DEPTH} levels of objects and "
+        "arrays, the most a tool takes: send flatter arguments"
+    )
 
 
 async def _within(function: Callable[[], Any], seconds: float, context: ToolContext) -> Any:

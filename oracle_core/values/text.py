@@ -31,20 +31,71 @@ def clean_text(text: str) -> str:
     return text
 
 
+MAX_JSON_DEPTH = 64
+"""How deep tool arguments may nest (objects and arrays; ``{}`` is 1 deep): deeper ones are
+refused with an error that names the bound, never walked by code that recurses."""
+
+_WALK_LIMIT = 1_000
+"""Past this depth :func:`clean_json` stops (a value that deep, or one that holds itself)."""
+
+
+def json_depth(value: Any, stop: int | None = None) -> int:
+    """How deep the objects and arrays of the JSON-shaped ``value`` nest (a scalar is 0 deep,
+    ``{}`` and ``[]`` 1), found without recursion, so any depth is measured safely.
+
+    With ``stop``, the walk ends at the first container deeper than ``stop`` and returns its
+    depth (``stop + 1``): enough to refuse the value, without reading all of it.
+    """
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, Mapping):
+            children: Any = item.values()
+        elif isinstance(item, list | tuple):
+            children = item
+        else:
+            continue
+        deepest = max(deepest, depth)
+        if stop is not None and deepest > stop:
+            return deepest
+        stack.extend((child, depth + 1) for child in children)
+    return deepest
+
+
 def clean_json(value: Any) -> Any:
     """A copy of the JSON-shaped ``value`` with every string in it (keys too) cleaned.
 
     Mappings become dicts and lists or tuples become lists, at any depth, so the copy shares
     no container with ``value``; numbers, booleans and ``None`` are kept. Two keys that clean
     to the same string keep the later value. Other objects are returned as they are.
+
+    The walk keeps its own stack (no recursion), so a deeply nested value cannot exhaust
+    Python's; past 1,000 levels (deeper than ``json.loads`` goes, or a value holding itself)
+    it raises ``ValueError`` instead of walking on.
     """
-    if isinstance(value, str):
-        return clean_text(value)
-    if isinstance(value, Mapping):
-        return {clean_text(k) if isinstance(k, str) else k: clean_json(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [clean_json(v) for v in value]
-    return value
+    stack: list[tuple[Any, Any, int]] = []
+
+    def copy(item: Any, depth: int) -> Any:
+        if isinstance(item, str):
+            return clean_text(item)
+        if not isinstance(item, Mapping | list | tuple):
+            return item
+        if depth > _WALK_LIMIT:
+            raise ValueError(f"a JSON value nests deeper than {_WALK_LIMIT} levels")
+        target: Any = {} if isinstance(item, Mapping) else []
+        stack.append((item, target, depth))
+        return target
+
+    root = copy(value, 1)
+    while stack:
+        source, target, depth = stack.pop()
+        if isinstance(source, Mapping):
+            for key, item in source.items():
+                target[clean_text(key) if isinstance(key, str) else key] = copy(item, depth + 1)
+        else:
+            target.extend(copy(item, depth + 1) for item in source)
+    return root
 
 
 class StreamText:
