@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
 from oracle_core.authoring.tools.tool import TOOL_NAME_PATTERN
-from oracle_core.errors import ClientToolError, ToolResultsError
+from oracle_core.errors import ClientToolError, ThreadWaitingError, ToolResultsError
 from oracle_core.plugins.core_tools import META_TOOL_NAMES
 from oracle_core.plugins.registry import Registry
 from oracle_core.run.deps import RunDeps
@@ -25,6 +25,7 @@ from oracle_core.run.state import RunState
 from oracle_core.run.turn import open_run
 from oracle_core.values.events import Event, ToolResultEvent
 from oracle_core.values.messages import Message
+from oracle_core.values.operations import Operation
 from oracle_core.values.run_options import ClientTool, options_from_json
 from oracle_core.values.text import clean_text
 from oracle_core.values.threads import RunRecord
@@ -61,9 +62,43 @@ async def check_thread_results(deps: RunDeps, thread_id: str, results: Mapping[s
 
     Raises:
         ToolResultsError: when they do not answer exactly the thread's open calls.
+        ThreadWaitingError: when one of them answers a call that waits for an operation
+            (a person's approval, a credential): the operation settles that call, not the
+            caller (answered 409 by the server).
     """
     saved = await deps.store.load(thread_id)
-    check_results(unanswered_calls(list(saved.messages)), {str(k): v for k, v in results.items()})
+    answered = {str(k): v for k, v in results.items()}
+    for operation in await deps.store.list_operations(thread_id=thread_id):
+        if (
+            operation.call_id in answered
+            and operation.kind != "background"
+            and operation.resumed_at is None
+        ):
+            raise ThreadWaitingError(
+                _waits(operation.call_id, operation), operation_id=operation.id
+            )
+    check_results(unanswered_calls(list(saved.messages)), answered)
+
+
+def _waits(call_id: str, operation: Operation) -> str:
+    """Why a result for ``call_id`` is refused: the operation that holds the call."""
+    oid = operation.id
+    if operation.kind == "connection":
+        what = "a credential"
+        name = f"{operation.plugin}/{operation.details.get('connection', '<name>')}"
+        settle = f"supply it with PUT /connections/{name} (or `oracle connections set`)"
+    else:
+        what = "a person's approval"
+        settle = (
+            f"decide it with POST /operations/{oid}/decision (or `oracle operations approve "
+            f"{oid}` / `oracle operations deny {oid}`)"
+        )
+    return (
+        f"the tool results answer the call {call_id!r}, which waits for {what} (operation "
+        f"{oid}, {operation.plugin}.{operation.tool}): its result comes from that operation, "
+        f"not from the caller. Send no result for it: {settle}, or cancel it with `oracle "
+        f"operations cancel {oid}`; the run goes on by itself once it is settled"
+    )
 
 
 class ToolResultsStep:
