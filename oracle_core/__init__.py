@@ -45,6 +45,7 @@ if TYPE_CHECKING:
         DependencyError as DependencyError,
         InvalidCredentialError as InvalidCredentialError,
         InvalidThreadIdError as InvalidThreadIdError,
+        InvalidUserIdError as InvalidUserIdError,
         ManifestError as ManifestError,
         MiddlewareError as MiddlewareError,
         ModelError as ModelError,

@@ -252,6 +252,12 @@ class InvalidThreadIdError(OracleError, ValueError):
     names the id and the rule."""
 
 
+class InvalidUserIdError(OracleError, ValueError):
+    """A user id (``user_id``; ``user`` on the OpenAI endpoints) does not fit the rule
+    (``oracle_core.values.ids.check_user_id``: 1 to 200 characters, none a control character
+    or a lone surrogate); the message names the field and the rule."""
+
+
 class SecretKeyError(OracleError):
     """``ORACLE_SECRET_KEY`` is missing or not a valid key, so credentials cannot be sealed.
 

@@ -63,6 +63,7 @@ from oracle_core.telemetry.metrics import OracleMetrics
 from oracle_core.values.attachments import Attachment
 from oracle_core.values.count_memo import CountMemo
 from oracle_core.values.events import Event
+from oracle_core.values.ids import check_thread_id, check_user_id
 from oracle_core.values.limits import RunLimits
 from oracle_core.values.messages import ModelRequest, ModelResponse
 from oracle_core.values.operations import Operation
@@ -438,6 +439,8 @@ class Oracle(Blocking):
         """
         if (message is None) == (tool_results is None):
             raise ValueError("give a message, or tool_results to continue a run: one of them")
+        check_thread_id(thread_id)  # the rule of every entry (values/ids.py)
+        check_user_id(user_id)
         options = (options or RunOptions()).for_run(output_type)  # its response_format added
         deps = await self.run_deps()
         if options is not None:

@@ -15,7 +15,7 @@ from typing import Any, NoReturn
 import click
 
 from oracle_core.cli.extras import extra_for, missing_extra_message
-from oracle_core.errors import ConfigError, InvalidThreadIdError, SurfaceError
+from oracle_core.errors import ConfigError, InvalidThreadIdError, InvalidUserIdError, SurfaceError
 
 CONFIG_EXIT = 2
 """Exit status of a command stopped by a bad setting (as click's usage errors)."""
@@ -65,7 +65,7 @@ class OracleGroup(click.Group):
         quiet_chatty_loggers()
         try:
             return super().invoke(ctx)
-        except (ConfigError, SurfaceError, InvalidThreadIdError) as error:
+        except (ConfigError, SurfaceError, InvalidThreadIdError, InvalidUserIdError) as error:
             fail(str(error), CONFIG_EXIT)
         except ImportError as error:
             if extra_for(error) is None:

@@ -29,6 +29,7 @@ from oracle_core.server.models import (
     ThreadList,
 )
 from oracle_core.server.sse import run_stream, sse_response
+from oracle_core.values.ids import check_user_id
 from oracle_core.values.messages import public_message
 from oracle_core.values.output import OutputSchema
 from oracle_core.values.run_options import RunOptions
@@ -150,6 +151,7 @@ def api_router(ctx: ServerContext) -> APIRouter:
         answered with status 200 and ``"status": "failed"`` and its ``error``.
         """
         ctx.check_thread_id(thread_id)
+        check_user_id(body.user_id)
         ctx.check_message(body.message)
         streaming = body.stream or "text/event-stream" in request.headers.get("accept", "")
         # A schema that is not JSON Schema is a 400 (invalid_output_schema), nothing run.

@@ -10,6 +10,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
+from oracle_core.values.ids import MAX_USER_ID
+
 
 class RunRequest(BaseModel):
     """``POST /threads/{thread_id}/runs``: a user message to work to an answer."""
@@ -18,7 +20,7 @@ class RunRequest(BaseModel):
 
     message: str = Field(min_length=1, description="The user's message.")
     user_id: str = Field(
-        "default", min_length=1, max_length=200, description="Who the run acts for."
+        "default", min_length=1, max_length=MAX_USER_ID, description="Who the run acts for."
     )
     stream: bool = Field(
         False, description="Answer with server-sent events (as does `Accept: text/event-stream`)."
@@ -54,7 +56,7 @@ class CredentialBody(BaseModel):
     user_id: str = Field(
         "default",
         min_length=1,
-        max_length=200,
+        max_length=MAX_USER_ID,
         description="Whose credential (ignored for a shared connection).",
     )
 
@@ -88,7 +90,11 @@ class ChatCompletionRequest(BaseModel):
     messages: list[ChatMessage] = Field(min_length=1)
     stream: bool = False
     stream_options: StreamOptions | None = None
-    user: str | None = Field(None, description="Who the run acts for (the run's user id).")
+    user: str | None = Field(
+        None,
+        description=f"Who the run acts for (the run's user id): 1 to {MAX_USER_ID} characters, "
+        "none a control character or a lone surrogate (else a 422).",
+    )
     thread_id: str | None = Field(
         None,
         description="Oracle extension: continue this thread (post only the last user message); "

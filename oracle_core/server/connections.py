@@ -22,6 +22,7 @@ from oracle_core.server.bodies import CredentialBody
 from oracle_core.server.context import ServerContext
 from oracle_core.server.errors import ApiError
 from oracle_core.server.models import UNAUTHORIZED, ErrorBody
+from oracle_core.values.ids import check_user_id
 
 
 class ConnectionLine(BaseModel):
@@ -80,7 +81,7 @@ async def read_body(request: Request) -> CredentialBody:
     if set(data) - {"value", "user_id"}:
         raise ApiError(422, "invalid_request", "the body takes only the fields value and user_id")
     try:
-        return CredentialBody.model_validate(data)
+        body = CredentialBody.model_validate(data)
     except ValidationError as error:
         fields = sorted({str(e["loc"][0]) for e in error.errors() if e["loc"]})
         raise ApiError(
@@ -89,6 +90,8 @@ async def read_body(request: Request) -> CredentialBody:
             f"invalid {', '.join(fields) or 'body'}: value must be a non-empty string and "
             "user_id a string of 1 to 200 characters",
         ) from None
+    check_user_id(body.user_id)  # the one rule for user ids (a 422 naming the field)
+    return body
 
 
 def connections_router(ctx: ServerContext) -> APIRouter:
@@ -108,6 +111,8 @@ def connections_router(ctx: ServerContext) -> APIRouter:
         user_id: Annotated[str | None, Query(min_length=1, max_length=200)] = None,
     ) -> dict[str, Any]:
         """Every connection plugins declare, and whether it is set, per user; never a value."""
+        if user_id is not None:
+            check_user_id(user_id)
         lines = await oracle.connection_statuses(user_id=user_id)
         return {"connections": [line.to_json() for line in lines]}
 
@@ -150,6 +155,7 @@ def connections_router(ctx: ServerContext) -> APIRouter:
         user_id: Annotated[str, Query(min_length=1, max_length=200)] = "default",
     ) -> Response:
         """Remove a stored credential; a later call that needs it waits for it again."""
+        check_user_id(user_id)
         gone = await oracle.delete_credential(plugin, name, user_id=user_id)
         if not gone:
             raise ApiError(

@@ -25,6 +25,7 @@ from oracle_core.errors import (
     DecisionConflictError,
     InvalidCredentialError,
     InvalidThreadIdError,
+    InvalidUserIdError,
     OperationError,
     OperationNotFoundError,
     OracleError,
@@ -88,6 +89,7 @@ class ErrorRow:
 
 ERROR_TABLE: tuple[ErrorRow, ...] = (
     ErrorRow(InvalidThreadIdError, 422, "invalid_thread_id"),
+    ErrorRow(InvalidUserIdError, 422, "invalid_user_id"),
     ErrorRow(ClientToolError, 400, "invalid_tools"),
     ErrorRow(ToolResultsError, 400, "invalid_tool_results"),
     ErrorRow(OutputSchemaError, 400, "invalid_output_schema"),

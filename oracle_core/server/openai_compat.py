@@ -43,6 +43,7 @@ from oracle_core.server.operations import waiting_message
 from oracle_core.server.runs import RunHandle
 from oracle_core.server.sse import PING, sse_message, sse_response, with_pings
 from oracle_core.values.events import RunFinished, TextDelta
+from oracle_core.values.ids import check_user_id
 from oracle_core.values.messages import FINISH_LENGTH, Usage
 from oracle_core.values.operations import Operation
 from oracle_core.values.result import RunResult
@@ -209,7 +210,7 @@ def openai_router(ctx: ServerContext) -> APIRouter:
         turn = chat_turn(messages, fields, stateless=stateless)
         if turn.message is not None:
             turn.message = ctx.check_message(turn.message)
-        user_id = body.user or "default"
+        user_id = check_user_id(body.user, "user") if body.user else "default"
         if thread_id:
             ctx.check_thread_id(thread_id)
             if turn.message is not None and (

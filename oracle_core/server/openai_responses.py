@@ -39,6 +39,7 @@ from oracle_core.server.operations import waiting_message
 from oracle_core.server.runs import RunHandle
 from oracle_core.server.sse import PING, sse_message, sse_response, with_pings
 from oracle_core.values.events import RunFinished, TextDelta
+from oracle_core.values.ids import check_user_id
 from oracle_core.values.messages import Usage
 from oracle_core.values.operations import Operation
 from oracle_core.values.result import RunResult
@@ -251,7 +252,7 @@ def responses_router(ctx: ServerContext) -> APIRouter:
     @router.post("/responses", responses={409: {"model": ErrorBody}})
     async def create_response(body: ResponsesRequest) -> Response:
         """Run the input on a thread (a new one, or ``previous_response_id``'s)."""
-        user = body.user or "default"
+        user = check_user_id(body.user, "user") if body.user else "default"
         messages, fields = _as_chat(body)
         if body.previous_response_id:
             thread_id, run_id = thread_of(body.previous_response_id, user)
