@@ -18,7 +18,7 @@ from typing import Any
 from oracle_core.authoring.tools.tool import TOOL_NAME_PATTERN
 from oracle_core.errors import ClientToolError, ThreadWaitingError, ToolResultsError
 from oracle_core.plugins.core_tools import META_TOOL_NAMES
-from oracle_core.plugins.registry import Registry
+from oracle_core.plugins.registry import BoundTool, Registry
 from oracle_core.run.deps import RunDeps
 from oracle_core.run.opening import unanswered_calls
 from oracle_core.run.state import RunState
@@ -167,7 +167,8 @@ def check_client_tools(registry: Registry, tools: Sequence[ClientTool]) -> None:
 
     Raises:
         ClientToolError: a name that is not a tool name, two tools of one name, a name of
-            the oracle's (a meta-tool's, or a plugin tool's: both owners named), or
+            the oracle's (a meta-tool's, or a listed plugin tool's: both owners named; a
+            silent tool's is taken, see :func:`_unlisted`), or
             parameters that are not a JSON Schema of an object.
     """
     problems: list[str] = []
@@ -184,18 +185,27 @@ def check_client_tools(registry: Registry, tools: Sequence[ClientTool]) -> None:
         seen.add(name)
         if name.lower() in META_TOOL_NAMES:
             problems.append(f"client tool {name!r} has the name of the oracle's meta-tool {name!r}")
-        elif (bound := registry.tools.get(name)) is not None:
-            owner = (
-                "a tool of the oracle"
-                if bound.plugin.visibility == "silent"
-                else f"the oracle's tool {name!r} of plugin {bound.plugin.name!r}"
+        elif (bound := registry.tools.get(name)) is not None and not _unlisted(bound):
+            problems.append(
+                f"client tool {name!r} has the name of the oracle's tool {name!r} of plugin "
+                f"{bound.plugin.name!r}: rename yours"
             )
-            problems.append(f"client tool {name!r} has the name of {owner}: rename yours")
         problem = schema_problem(tool.parameters)
         if problem is not None:
             problems.append(f"client tool {name!r}: its parameters {problem}")
     if problems:
         raise ClientToolError("; ".join(problems))
+
+
+def _unlisted(bound: BoundTool) -> bool:
+    """Whether ``bound`` is a tool no listing shows (silent, or of a silent plugin).
+
+    A client tool of its name is not refused: a refusal would tell the caller that the tool
+    exists, where a made-up name is taken. It takes that tool's place in the run instead
+    (:meth:`~oracle_core.run.requests.RequestBuilder.build`): the model is shown the
+    client's, and its calls are handed back, as every client tool's are.
+    """
+    return bound.visibility == "silent" or bound.plugin.visibility == "silent"
 
 
 def schema_problem(schema: Mapping[str, Any]) -> str | None:

@@ -79,7 +79,10 @@ class RequestBuilder:
         """
         tools: tuple[RequestTool, ...] = self.gate.tools(loaded, operations=operations)
         if options is not None and options.client_tools:
-            tools = (*tools, *options.client_tools)
+            # A client tool named like a silent one takes its place for this run (refusing
+            # it would tell the caller the silent tool exists: run/client.py).
+            names = options.client_names
+            tools = (*(t for t in tools if t.name not in names), *options.client_tools)
         return ModelRequest(
             thread_id=thread_id,
             run_id=run_id,
