@@ -123,3 +123,21 @@ async def test_a_tool_gets_arguments_at_the_bound_whole_and_cleaned(
         await oracle.run(f"at-bound-{index}", "keep this")
 
         assert keeper.calls[-1] == reference_json(json.loads(text)["data"])
+
+
+async def test_a_client_calling_a_tool_over_mcp_gets_the_same_error_past_the_bound(
+    make_oracle: Any,
+) -> None:
+    from oracle_core.server.mcp.surface import ThreadSurface
+
+    rng = random.Random(SEED + 2)
+    keeper = Keeper()
+    surface = ThreadSurface(make_oracle(keeper), "mcp-deep")
+    # The MCP SDK itself refuses JSON much deeper than 200 levels, before any tool is called.
+    for depth in [MAX_JSON_DEPTH + 1, *(rng.randint(MAX_JSON_DEPTH + 2, 190) for _ in range(7))]:
+        arguments = json.loads(arguments_text(rng, depth))
+
+        called = await surface.call("keep", arguments)
+
+        assert BOUND_ERROR in called.result.content, (depth, called.result.content)
+    assert keeper.calls == []

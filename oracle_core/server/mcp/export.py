@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from oracle_core.server.mcp.surface import ThreadSurface
-from oracle_core.values.ids import THREAD_ID
+from oracle_core.values.ids import THREAD_ID, check_thread_id, check_user_id
 
 if TYPE_CHECKING:
     from mcp.server import Server
@@ -85,8 +85,9 @@ class Sessions:
 
     def __init__(self, oracle: Oracle, thread_id: str | None = None, user_id: str = "default"):
         self.oracle = oracle
-        self.thread_id = thread_id
-        self.user_id = user_id
+        # The rule of every entry (values/ids.py): the CLI's --thread and --user come here.
+        self.thread_id = check_thread_id(thread_id) if thread_id is not None else None
+        self.user_id = check_user_id(user_id)
         self._sessions: dict[Any, Session] = {}
 
     def session(self, ctx: Any) -> Session:
@@ -268,7 +269,6 @@ class HTTPEndpoint:
 
         from oracle_core.errors import InvalidThreadIdError
         from oracle_core.server.errors import ApiError, api_error
-        from oracle_core.values.ids import check_thread_id
 
         if scope["type"] != "http":
             return
