@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from oracle_core.errors import ConfigError
+from oracle_core.settings.table import SETTINGS
 
 N = TypeVar("N", int, float)
 E = TypeVar("E", bound=ConfigError)
@@ -27,11 +28,12 @@ FLAG_TRUE = ("1", "true", "yes", "on")
 FLAG_FALSE = ("", "0", "false", "no", "off")
 """The values that leave a switch off (any case; unset is off too)."""
 
-TABLES_OF_TABLES = ("plugins", "mcp", "models")
-"""Top-level keys of ``oracle.toml`` whose every entry is a table (``[plugins.<name>]``)."""
+TABLES_OF_TABLES = tuple(s.name for s in SETTINGS if s.kind == "tables")
+"""Top-level keys of ``oracle.toml`` whose every entry is a table (``[plugins.<name>]``), from
+the settings table (:mod:`oracle_core.settings.table`)."""
 
-TABLES = ("surface", "approvals", "sync_tools", "budgets", "aliases")
-"""Top-level keys of ``oracle.toml`` that are one table."""
+TABLES = tuple(s.name for s in SETTINGS if s.kind == "table")
+"""Top-level keys of ``oracle.toml`` that are one table, from the settings table."""
 
 _TOML_POSITION = re.compile(r"\s*\(at line (\d+), column (\d+)\)$")
 _TOML_END = re.compile(r"\s*\(at end of document\)$")
