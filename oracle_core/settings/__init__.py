@@ -30,7 +30,7 @@ from oracle_core.settings.table import DEFAULT_LIST_LIMIT as DEFAULT_LIST_LIMIT
 from oracle_core.settings.table import DEFAULT_SLOW_IMPORT_SECONDS as DEFAULT_SLOW_IMPORT_SECONDS
 from oracle_core.settings.table import DEFAULT_TIER1_BUDGET as DEFAULT_TIER1_BUDGET
 from oracle_core.settings.table import MODEL_CLIENTS as MODEL_CLIENTS
-from oracle_core.settings.table import of_owner
+from oracle_core.settings.table import by_variable, of_owner
 from oracle_core.settings.table_runs import DEFAULT_RESUME_MAX_AGE as DEFAULT_RESUME_MAX_AGE
 from oracle_core.values.limits import RunLimits
 
@@ -143,7 +143,7 @@ class Settings:
         values["run_limits"] = run_limits(env)
         values["env"] = env
         values.update({k: v for k, v in overrides.items() if v is not None})
-        values[_API_BASE] = server_url(values[_API_BASE], "ORACLE_API_BASE or --api-base")
+        values[_API_BASE] = server_url(values[_API_BASE], by_variable("ORACLE_API_BASE").given_as)
         return cls(**values)
 
     @property

@@ -10,10 +10,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from oracle_core.errors import ConfigError
 from oracle_core.settings.home import home_from_env
 from oracle_core.settings.reading import env_choice, env_flag, env_number
 from oracle_core.settings.servers import database_url, server_url
 from oracle_core.settings.setting import Setting
+from oracle_core.settings.table import of_owner
 
 
 def names(value: str | None) -> tuple[str, ...] | None:
@@ -43,7 +45,7 @@ def read_variable(env: Mapping[str, str], setting: Setting) -> Any:
         found = names(raw)
         return setting.default if found is None else found
     if kind == "url":
-        return server_url(raw, variable)
+        return server_url(raw, setting.given_as)
     if kind == "database_url":
         return database_url(raw)
     if kind == "choice":
@@ -68,3 +70,16 @@ def read_settings(env: Mapping[str, str], settings: Iterable[Setting]) -> dict[s
     """Each of ``settings`` read from ``env`` (:func:`read_variable`), by name, in order: the
     first bad one raises."""
     return {setting.name: read_variable(env, setting) for setting in settings}
+
+
+def environment_problems(env: Mapping[str, str]) -> list[ConfigError]:
+    """Every variable of ``env`` whose value does not fit its setting, each read on its own
+    (where :meth:`Settings.from_env <oracle_core.settings.Settings.from_env>` stops at the
+    first): one error each, in table order, for ``oracle config --check``."""
+    problems = []
+    for setting in of_owner("check", "settings", "run_limits"):
+        try:
+            read_variable(env, setting)
+        except ConfigError as error:
+            problems.append(error)
+    return problems

@@ -47,6 +47,7 @@ class Setting:
         positive: a number must be above zero.
         choices: the values a ``choice`` takes.
         page: the docs page whose settings table lists it (``None``: none does).
+        option: the command-line option that overrides it (``--api-base``), if one does.
     """
 
     name: str
@@ -62,3 +63,10 @@ class Setting:
     positive: bool = False
     choices: tuple[str, ...] = ()
     page: str | None = "operators.md"
+    option: str | None = None
+
+    @property
+    def given_as(self) -> str:
+        """How a message names where the value was given: ``ORACLE_API_BASE or --api-base``."""
+        where = self.variable or self.name
+        return f"{where} or {self.option}" if self.option else where

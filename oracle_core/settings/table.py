@@ -70,6 +70,7 @@ _HEAD: tuple[Setting, ...] = (
         "`openai/gpt-4o-mini`; `demo`: the built-in offline stand-in (`oracle demo` uses it "
         "when unset)",
         "ORACLE_MODEL",
+        option="--model",
         shown_default="unset: no model; `oracle ask`, `oracle chat` and `oracle serve` stop "
         "and say how to set one (exit 2)",
     ),
@@ -79,6 +80,7 @@ _HEAD: tuple[Setting, ...] = (
         "`https://` URL with its host (`localhost:8080` without a scheme stops every command, "
         "saying so)",
         "ORACLE_API_BASE",
+        option="--api-base",
         kind="url",
         shown_default="the provider's",
     ),
@@ -87,6 +89,7 @@ _HEAD: tuple[Setting, ...] = (
         "the model server's API key (`--api-key`); never printed (`oracle config` says only "
         "whether one is set)",
         "ORACLE_API_KEY",
+        option="--api-key",
         kind="secret",
         shown_default="the provider's own variable (`OPENAI_API_KEY`, ...)",
     ),
