@@ -1,4 +1,7 @@
-"""Operator settings: environment variables, ``ORACLE_HOME`` and ``oracle.toml``."""
+"""Operator settings: environment variables, ``ORACLE_HOME`` and ``oracle.toml``.
+
+Every setting is a row of one table, :data:`oracle_core.settings.table.SETTINGS`.
+"""
 
 from __future__ import annotations
 
@@ -41,6 +44,9 @@ _API_BASE = "api_base"
 @dataclass(frozen=True)
 class Settings:
     """Everything an operator configures, read from the environment by :meth:`from_env`.
+
+    Each field is a row of the settings table (:mod:`oracle_core.settings.table`), which
+    holds its variable, default and meaning; a test keeps the field defaults equal to it.
 
     Attributes:
         home: ``ORACLE_HOME``; holds ``oracle.db`` and ``oracle.toml``.

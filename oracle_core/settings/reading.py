@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from oracle_core.errors import ConfigError
-from oracle_core.settings.table import SETTINGS
+from oracle_core.settings.table import TABLES as TABLES
+from oracle_core.settings.table import TABLES_OF_TABLES as TABLES_OF_TABLES
 
 N = TypeVar("N", int, float)
 E = TypeVar("E", bound=ConfigError)
@@ -27,13 +28,6 @@ FLAG_TRUE = ("1", "true", "yes", "on")
 
 FLAG_FALSE = ("", "0", "false", "no", "off")
 """The values that leave a switch off (any case; unset is off too)."""
-
-TABLES_OF_TABLES = tuple(s.name for s in SETTINGS if s.kind == "tables")
-"""Top-level keys of ``oracle.toml`` whose every entry is a table (``[plugins.<name>]``), from
-the settings table (:mod:`oracle_core.settings.table`)."""
-
-TABLES = tuple(s.name for s in SETTINGS if s.kind == "table")
-"""Top-level keys of ``oracle.toml`` that are one table, from the settings table."""
 
 _TOML_POSITION = re.compile(r"\s*\(at line (\d+), column (\d+)\)$")
 _TOML_END = re.compile(r"\s*\(at end of document\)$")

@@ -249,6 +249,13 @@ SETTINGS: tuple[Setting, ...] = (*_HEAD, *RUN_SETTINGS, *_CAPABILITIES, *SERVING
 variables as docs/operators.md lists them, then those other pages list."""
 
 
+TABLES_OF_TABLES: tuple[str, ...] = tuple(s.name for s in SETTINGS if s.kind == "tables")
+"""Top-level keys of ``oracle.toml`` whose every entry is a table (``[plugins.<name>]``)."""
+
+TABLES: tuple[str, ...] = tuple(s.name for s in SETTINGS if s.kind == "table")
+"""Top-level keys of ``oracle.toml`` that are one table."""
+
+
 def of_owner(*owners: str) -> tuple[Setting, ...]:
     """The settings read by ``owners`` (see :data:`~oracle_core.settings.setting.Owner`), in
     table order."""
