@@ -33,6 +33,7 @@ import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from oracle_core.errors import ConfigError
@@ -65,9 +66,9 @@ _EVERY_MODEL_KEY = 'models."*".'
 
 _FROM_ENV = tuple(s for s in SETTINGS if (s.toml or "").startswith(_EVERY_MODEL_KEY))
 
-VARIABLES: Mapping[str, str] = {
-    (s.toml or "").removeprefix(_EVERY_MODEL_KEY): s.variable or "" for s in _FROM_ENV
-}
+VARIABLES: Mapping[str, str] = MappingProxyType(
+    {(s.toml or "").removeprefix(_EVERY_MODEL_KEY): s.variable or "" for s in _FROM_ENV}
+)
 """The environment variable of each key that has one (the default of every model), from the
 settings table (:mod:`oracle_core.settings.table`)."""
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from oracle_core.errors import ConfigError, SurfaceError
@@ -69,16 +70,18 @@ def _sync_tools(path: Path, data: Mapping[str, Any]) -> object:
     return read_shares(data.get("sync_tools", {}), None, path)
 
 
-_READERS: Mapping[str, TableReader] = {
-    "plugins": _as_written("plugins"),
-    "mcp": _as_written("mcp"),
-    "models": _models,
-    "surface": read_surface,
-    "approvals": read_approvals,
-    "sync_tools": _sync_tools,
-    "budgets": read_budgets,
-    "aliases": read_aliases,
-}
+_READERS: Mapping[str, TableReader] = MappingProxyType(
+    {
+        "plugins": _as_written("plugins"),
+        "mcp": _as_written("mcp"),
+        "models": _models,
+        "surface": read_surface,
+        "approvals": read_approvals,
+        "sync_tools": _sync_tools,
+        "budgets": read_budgets,
+        "aliases": read_aliases,
+    }
+)
 
 CORE_TABLES: tuple[Table, ...] = tuple(
     Table(setting.name, _READERS[setting.name], setting.help) for setting in of_owner("oracle.toml")
