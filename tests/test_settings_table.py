@@ -73,3 +73,21 @@ def test_a_variable_is_found_by_its_name() -> None:
     assert by_variable("ORACLE_MAX_STEPS").name == "max_steps"
     with pytest.raises(KeyError):
         by_variable("ORACLE_MODLE")
+
+
+def test_the_serve_options_read_the_variables_of_the_table_with_its_defaults() -> None:
+    import click
+
+    from oracle_core.cli.serve import serve_command
+
+    assert isinstance(serve_command, click.Command)
+    checked = 0
+    for param in serve_command.params:
+        if not isinstance(param.envvar, str) or param.envvar in ("ORACLE_MODEL", "ORACLE_API_BASE"):
+            continue
+        row = by_variable(param.envvar)
+        assert row.owner == "serve" and row.name == param.name, param.envvar
+        if row.default is not None and not isinstance(row.default, tuple):
+            assert param.default == row.default, param.envvar
+        checked += 1
+    assert checked == len([s for s in of_owner("serve") if s.variable != "ORACLE_API_TOKEN"])
