@@ -10,7 +10,7 @@ import pytest
 from oracle_core.settings.docs import END, START, default_cell, main, markdown_table, with_table
 from oracle_core.settings.table import SETTINGS, by_variable
 
-OPERATORS = Path(__file__).resolve().parents[1] / "docs" / "operators.md"
+OPERATORS = Path(__file__).resolve().parents[2] / "docs" / "operators.md"
 
 
 def test_the_operators_guide_holds_the_table_the_settings_write() -> None:
