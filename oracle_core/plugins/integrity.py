@@ -24,8 +24,10 @@ from typing import Any
 GUARDED_MODULES = (
     "oracle_core.capabilities.meta_tools.finding",
     "oracle_core.capabilities.gate",
+    "oracle_core.capabilities.meta_tools.definition",  # what a meta-tool is and runs
     "oracle_core.capabilities.meta_tools.listing",
     "oracle_core.capabilities.meta_tools.loading",
+    "oracle_core.capabilities.meta_tools.operation",
     "oracle_core.capabilities.meta_tools",
     "oracle_core.capabilities.meta_tools.results",
     "oracle_core.capabilities.state",

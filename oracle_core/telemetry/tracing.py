@@ -55,6 +55,9 @@ from opentelemetry.trace import (
     TracerProvider,
 )
 
+from oracle_core.capabilities.meta_tools import META_TOOL_DEFINITIONS
+from oracle_core.capabilities.meta_tools.finding import SEARCH
+from oracle_core.capabilities.meta_tools.loading import LOAD
 from oracle_core.values.events import (
     ApprovalRequested,
     CapabilityLoaded,
@@ -91,11 +94,9 @@ NOTE = "oracle.tracing"  # this observer's key in RunState.notes
 CONTENT_LIMIT = 16_384  # characters of one content attribute, at most
 WAITED_KEPT = 1024  # span contexts of waiting segments remembered, for the resumed link
 
-# Meta-tools (oracle_core/capabilities/meta_tools).
-SEARCH = "search_capabilities"
-LOAD = "load_capability"
-LIST = "list_capabilities"
-GET_OPERATION = "get_operation"
+# The meta-tools' spans name the core as their plugin; search and load spans say more.
+_META_TOOL_NAMES = frozenset(d.name for d in META_TOOL_DEFINITIONS)
+_SEARCH, _LOAD = SEARCH.name, LOAD.name
 
 # Model options that have a gen_ai.request.* attribute.
 REQUEST_PARAMETERS = {
@@ -208,7 +209,7 @@ class _Trace:
     model_done: int | None = None  # when its usage came: ended at the next event
     tools: dict[str, Span] = field(default_factory=dict)
     tool_names: dict[str, str] = field(default_factory=dict)
-    loads: list[tuple[Span, int]] = field(default_factory=list)  # load_capability, ended later
+    loads: list[tuple[Span, int]] = field(default_factory=list)  # loads, ended later
     waits: list[Span] = field(default_factory=list)
     tracer: Tracer | None = None
 
@@ -445,11 +446,11 @@ class TracingObserver:
     def _tool_call(self, run: _Trace, registry: Registry, event: ToolCallEvent, now: int) -> None:
         run.tools[event.id] = self._tool_span(run, registry, event.id, event.name, now)
         span = run.tools[event.id]
-        arguments = _parsed(event.arguments) if event.name in (SEARCH, LOAD) else None
+        arguments = _parsed(event.arguments) if event.name in (_SEARCH, _LOAD) else None
         if isinstance(arguments, dict):
-            if event.name == SEARCH and isinstance(arguments.get("queries"), list):
+            if event.name == _SEARCH and isinstance(arguments.get("queries"), list):
                 span.set_attribute("oracle.capabilities.queries", len(arguments["queries"]))
-            if event.name == LOAD and isinstance(arguments.get("names"), list):
+            if event.name == _LOAD and isinstance(arguments.get("names"), list):
                 asked = [n for n in arguments["names"] if isinstance(n, str)]
                 span.set_attribute("oracle.capabilities.requested", asked[:64])
         if self.content:
@@ -470,7 +471,7 @@ class TracingObserver:
             description = getattr(bound.tool, "description", None)
             if isinstance(description, str) and description:
                 attributes["gen_ai.tool.description"] = description[:256]
-        elif name in (SEARCH, LOAD, LIST, GET_OPERATION):
+        elif name in _META_TOOL_NAMES:
             attributes["oracle.plugin.name"] = "oracle"
         run.tool_names[call_id] = name
         return self._tracer_of(run).start_span(
@@ -504,7 +505,7 @@ class TracingObserver:
         if event.is_error:
             span.set_attribute("error.type", "refused" if event.refused else "tool_error")
             span.set_status(Status(StatusCode.ERROR))
-        if event.name == SEARCH and not event.is_error:
+        if event.name == _SEARCH and not event.is_error:
             found = _parsed(event.content)
             if isinstance(found, list):
                 names: list[str] = []
@@ -517,7 +518,7 @@ class TracingObserver:
                 span.set_attribute("oracle.capabilities.candidates.count", len(names))
         if self.content:
             span.set_attribute("gen_ai.tool.call.result", _capped(event.content))
-        if event.name == LOAD:
+        if event.name == _LOAD:
             run.loads.append((span, now))  # ended once its capability_loaded is seen
         else:
             span.end(end_time=now)
