@@ -8,6 +8,8 @@ message in the conventions' ``role`` and ``parts`` form.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any
 
 SEMCONV_VERSION = "1.37.0"
@@ -16,17 +18,19 @@ SEMCONV_VERSION = "1.37.0"
 SCHEMA_URL = f"https://opentelemetry.io/schemas/{SEMCONV_VERSION}"
 """The schema URL the oracle's tracer is made with."""
 
-REQUEST_PARAMETERS = {
-    "temperature": "gen_ai.request.temperature",
-    "top_p": "gen_ai.request.top_p",
-    "top_k": "gen_ai.request.top_k",
-    "max_tokens": "gen_ai.request.max_tokens",
-    "max_completion_tokens": "gen_ai.request.max_tokens",
-    "frequency_penalty": "gen_ai.request.frequency_penalty",
-    "presence_penalty": "gen_ai.request.presence_penalty",
-    "seed": "gen_ai.request.seed",
-    "stop": "gen_ai.request.stop_sequences",
-}
+REQUEST_PARAMETERS: Mapping[str, str] = MappingProxyType(
+    {
+        "temperature": "gen_ai.request.temperature",
+        "top_p": "gen_ai.request.top_p",
+        "top_k": "gen_ai.request.top_k",
+        "max_tokens": "gen_ai.request.max_tokens",
+        "max_completion_tokens": "gen_ai.request.max_tokens",
+        "frequency_penalty": "gen_ai.request.frequency_penalty",
+        "presence_penalty": "gen_ai.request.presence_penalty",
+        "seed": "gen_ai.request.seed",
+        "stop": "gen_ai.request.stop_sequences",
+    }
+)
 """Model options that have a ``gen_ai.request.*`` attribute, and that attribute."""
 
 
