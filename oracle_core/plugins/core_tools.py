@@ -5,7 +5,7 @@ The meta-tools are not plugin tools: they work on a run's capability state, get 
 :mod:`oracle_core.capabilities.meta_tools` (what the model is shown and what answers a
 call). Their names are here because the plugins layer, below the capabilities, refuses
 them: no plugin can register (or shadow) a tool called like one; the registry refuses it.
-tests/test_meta_tool_definitions.py checks that these names and the definitions agree.
+tests/capabilities/test_meta_tool_definitions.py checks that these names and the definitions agree.
 Each meta-tool is an object of the :class:`CoreTool` protocol, found by name through the
 same lookup as the plugin tools
 (:meth:`oracle_core.capabilities.state.CapabilityState.resolve`), so the executor runs it

@@ -10,7 +10,7 @@ lists them in the order they are shown; the gate's tool list, the capability sta
 reserved names and telemetry read it. Adding a meta-tool is its module and its row here
 (and its name among the names the plugins layer reserves,
 :data:`~oracle_core.plugins.core_tools.META_TOOL_NAMES`, which lies below this layer;
-tests/test_meta_tool_definitions.py checks that both agree).
+tests/capabilities/test_meta_tool_definitions.py checks that both agree).
 
 Their schemas are deliberately tiny (those shown on every call at most 130 tokens together,
 o200k) and every result is bounded (at most :data:`RESULT_TOKEN_BUDGET` tokens) whatever

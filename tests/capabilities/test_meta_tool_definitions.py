@@ -24,7 +24,7 @@ from oracle_core.plugins.registry import Registry
 from oracle_core.telemetry.metrics import CORE_PLUGIN, plugin_of
 from oracle_core.values.messages import ToolCall, ToolResult
 
-PACKAGE = Path(__file__).resolve().parents[1] / "oracle_core"
+PACKAGE = Path(__file__).resolve().parents[2] / "oracle_core"
 
 
 class _Operations:
