@@ -43,6 +43,7 @@ class _Batch:
     called again before it makes them again."""
 
 
+@dataclass
 class HookCalls:
     """Calls the assembly hooks of many plugins through one plugin manager.
 
@@ -56,21 +57,12 @@ class HookCalls:
         trace: labels each plugin once its manifest names it (``ORACLE_TRACE_PLUGINS``).
     """
 
-    def __init__(
-        self,
-        manager: pluggy.PluginManager,
-        host: PluginHost,
-        timeout: float,
-        worker: HookWorker,
-        core: CoreSnapshot,
-        trace: HookTrace | None,
-    ) -> None:
-        self.manager = manager
-        self.host = host
-        self.timeout = timeout
-        self.worker = worker
-        self.core = core
-        self.trace = trace
+    manager: pluggy.PluginManager
+    host: PluginHost
+    timeout: float
+    worker: HookWorker
+    core: CoreSnapshot
+    trace: HookTrace | None
 
     def call_all(self, entries: Sequence[Entry], impls: HookImpls) -> list[HookResults]:
         """Call each plugin's assembly hooks, in order, in as few worker jobs as possible.
