@@ -41,11 +41,9 @@ import hashlib
 import json
 import logging
 import operator
-import os
 import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from types import ModuleType
 from typing import Any, BinaryIO
 
 import pydantic
@@ -53,13 +51,13 @@ import pydantic
 from oracle_core.authoring.manifest import PluginManifest
 from oracle_core.authoring.tools.tool import (
     Tool,
-    hint_classes,
     prime_schema,
     schema_stored,
     tool_fingerprint,
 )
 from oracle_core.plugins.cache_file import CACHE_FORMAT, Span, read_entries, split_line, write_lines
 from oracle_core.plugins.discovery import PluginSource, normalize
+from oracle_core.plugins.stamps import source_files, stamp
 from oracle_core.values.files import remove_others, replacing
 
 log = logging.getLogger("oracle_core.plugins")
@@ -121,7 +119,7 @@ class StartupCache:
         """
         if source.distribution is None or source.metadata_path is None:
             return None
-        sources = _source_files(obj, tools)
+        sources = source_files(obj, tools)
         files = {self._stamp(source.metadata_path)}
         for path in sources:
             files.add(self._stamp(path))
@@ -140,7 +138,7 @@ class StartupCache:
     def _stamp(self, path: str) -> tuple[str, int, int] | None:
         """A file's size and modification time, read once per assembly (files are shared)."""
         if path not in self._stamps:
-            self._stamps[path] = _stamp(path)
+            self._stamps[path] = stamp(path)
         return self._stamps[path]
 
     def trusted(self, source: PluginSource, key: str | None, tools: Sequence[Tool]) -> bool:
@@ -386,26 +384,3 @@ class CachedSchemas:
 
 def _name(source: PluginSource) -> str:
     return f"{normalize(source.distribution or '')}:{source.name}"
-
-
-def _stamp(path: str) -> tuple[str, int, int] | None:
-    try:
-        info = os.stat(path)
-    except OSError:
-        return None
-    return (path, info.st_size, info.st_mtime_ns)
-
-
-def _source_files(obj: object, tools: Sequence[Tool]) -> set[str]:
-    """The files defining the plugin object, its tool functions and their hints' classes."""
-    modules: set[object] = {obj.__name__ if isinstance(obj, ModuleType) else type(obj).__module__}
-    for tool in tools:
-        modules.add(getattr(tool.function, "__module__", None))
-        modules.update(cls.__module__ for cls in hint_classes(tool))
-    files: set[str] = set()
-    for name in modules:
-        module = sys.modules.get(name) if isinstance(name, str) else None
-        file = getattr(module, "__file__", None)
-        if isinstance(file, str):
-            files.add(file)
-    return files
