@@ -6,11 +6,12 @@ answers a call): listing (:mod:`~oracle_core.capabilities.meta_tools.listing`), 
 (:mod:`~oracle_core.capabilities.meta_tools.loading`), search
 (:mod:`~oracle_core.capabilities.meta_tools.finding`) and operations
 (:mod:`~oracle_core.capabilities.meta_tools.operation`). :data:`META_TOOL_DEFINITIONS`
-lists them in the order they are shown; the gate's tool list, the capability state, the
-reserved names and telemetry read it. Adding a meta-tool is its module and its row here
-(and its name among the names the plugins layer reserves,
-:data:`~oracle_core.plugins.core_tools.META_TOOL_NAMES`, which lies below this layer;
-tests/capabilities/test_meta_tool_definitions.py checks that both agree).
+holds every definition of this package's modules (found, not listed by hand), in the order
+of :data:`~oracle_core.plugins.core_tools.META_TOOL_ORDER`, the list of meta-tools: the
+names the plugins layer reserves, which lies below this layer. The gate's tool list, the
+capability state and telemetry read it. Adding a meta-tool is its module here and its name
+in that list; a module whose meta-tool is not listed, or a listed name no module defines,
+stops the import naming it.
 
 Their schemas are deliberately tiny (those shown on every call at most 130 tokens together,
 o200k) and every result is bounded (at most :data:`RESULT_TOKEN_BUDGET` tokens) whatever
@@ -20,6 +21,8 @@ the size of the catalog. What runs them over a run's capabilities is
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 from typing import Any
 
 from oracle_core.authoring.tools.tool import Tool
@@ -28,15 +31,13 @@ from oracle_core.capabilities.meta_tools.finding import (
     MAX_QUERIES,
     MAX_QUERY_CHARS,
     NO_FIT_NOTE,
-    SEARCH,
     SearchOutcome,
     candidate_entry,
     search_queries,
     search_results,
 )
-from oracle_core.capabilities.meta_tools.listing import LIST, UNCATEGORIZED, list_capabilities
+from oracle_core.capabilities.meta_tools.listing import UNCATEGORIZED, list_capabilities
 from oracle_core.capabilities.meta_tools.loading import (
-    LOAD,
     MAX_LOAD_NAMES,
     LoadOutcome,
     load_capability,
@@ -47,6 +48,7 @@ from oracle_core.plugins.core_tools import (
     GET_OPERATION,
     LIST_CAPABILITIES,
     LOAD_CAPABILITY,
+    META_TOOL_ORDER,
     SEARCH_CAPABILITIES,
 )
 
@@ -77,7 +79,37 @@ __all__ = [
     "search_results",
 ]
 
-META_TOOL_DEFINITIONS: tuple[MetaTool, ...] = (LIST, LOAD, SEARCH, OPERATION)
+
+def _definitions() -> tuple[MetaTool, ...]:
+    """The meta-tools this package's modules define, in the order of ``META_TOOL_ORDER``."""
+    found: dict[str, tuple[MetaTool, str]] = {}
+    for module in pkgutil.iter_modules(__path__):
+        loaded = importlib.import_module(f"{__name__}.{module.name}")
+        for value in vars(loaded).values():
+            if isinstance(value, MetaTool) and value is not found.get(value.name, (None,))[0]:
+                if value.name in found:  # two definitions of one name
+                    raise ImportError(
+                        f"meta-tool {value.name!r} is defined twice: in "
+                        f"{found[value.name][1]} and in {loaded.__name__}"
+                    )
+                found[value.name] = (value, loaded.__name__)
+    unlisted = sorted(
+        f"{name} ({where})" for name, (_, where) in found.items() if name not in META_TOOL_ORDER
+    )
+    undefined = [name for name in META_TOOL_ORDER if name not in found]
+    if unlisted or undefined:
+        raise ImportError(
+            "the meta-tools and their list disagree: "
+            + "; ".join(
+                [f"defined but not in META_TOOL_ORDER: {', '.join(unlisted)}"] * bool(unlisted)
+                + [f"listed but defined by no module: {', '.join(undefined)}"] * bool(undefined)
+            )
+            + " (oracle_core/plugins/core_tools.py lists them)"
+        )
+    return tuple(found[name][0] for name in META_TOOL_ORDER)
+
+
+META_TOOL_DEFINITIONS: tuple[MetaTool, ...] = _definitions()
 """Every meta-tool, in the order they are shown.
 
 Those shown on every call (``always``) come first, in a fixed order that is the same for
