@@ -15,7 +15,6 @@ the first search, and the thread's operations) is one :class:`Capabilities` per 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import threading
 from collections.abc import Mapping, Sequence
@@ -37,6 +36,7 @@ from oracle_core.plugins.core_tools import (
 from oracle_core.plugins.registry import BoundTool, Registry
 from oracle_core.settings import DEFAULT_LIST_LIMIT
 from oracle_core.values.messages import ToolCall, ToolResult
+from oracle_core.values.tool_errors import error_result
 
 if TYPE_CHECKING:
     from oracle_core.capabilities.search import CapabilitySearch
@@ -150,8 +150,7 @@ class CapabilityState:
 
 
 def _failed(call: ToolCall, message: str, error: BaseException) -> ToolResult:
-    content = json.dumps({"error": message}, ensure_ascii=False)
-    return ToolResult(call.id, call.name, content, is_error=True, error=error)
+    return error_result(call, message, error)
 
 
 @dataclass(frozen=True)
