@@ -218,6 +218,8 @@ def build_deps(
         store=store,
         requests=requests,
         executor=executor,
+        gate=requests.gate,
+        capabilities=executor.capabilities,
         middleware=MiddlewareChain(requests.registry.middleware()),
         limits=limits,
         locks=locks,
@@ -243,7 +245,14 @@ def with_registry(deps: RunDeps, requests: RequestBuilder) -> RunDeps:
         ),
     )
     middleware = MiddlewareChain(registry.middleware())
-    return dataclasses.replace(deps, requests=requests, executor=executor, middleware=middleware)
+    return dataclasses.replace(
+        deps,
+        requests=requests,
+        executor=executor,
+        gate=requests.gate,
+        capabilities=executor.capabilities,
+        middleware=middleware,
+    )
 
 
 def replaced(registry: Registry, plugin: Plugin) -> Registry:

@@ -159,7 +159,7 @@ class CutOffStep:
         results: dict[str, ToolResult] = {}
         loads: tuple[str, ...] = ()
         if again:
-            gate = deps.requests.gate
+            gate = deps.gate
             allowed = gate.shown(gate.names(state.loaded, operations=state.operations))
             await deps.guards.before_tools(state, again)
             ran, loads = await Run(deps, state).run_tools(again, allowed)

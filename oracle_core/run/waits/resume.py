@@ -224,14 +224,14 @@ class ResumeStep:
                 operation.run_id,
                 operation.tool,
             )
-            return deps.requests.gate.refused(call, state.loaded)
+            return deps.gate.refused(call, state.loaded)
         satisfied = frozenset(operation.details.get("satisfied") or ()) | {operation.kind}
         # A connection is asked again: that check puts the credentials in the call's context,
         # and a second missing one (or one deleted meanwhile) must wait again, not fail.
         satisfied -= {"connection"}
         result = await deps.executor.execute(
             call,
-            deps.executor.capabilities.state(state.loaded),
+            deps.capabilities.state(state.loaded),
             deps.middleware.notify,
             satisfied=satisfied,
             digest=operation.digest,
@@ -255,5 +255,5 @@ class ResumeStep:
         bound = deps.executor.registry.tools.get(operation.tool)
         if bound is None or bound.plugin.name != operation.plugin:
             return frozenset()
-        shown = deps.requests.gate.names(state.loaded, operations=True)
+        shown = deps.gate.names(state.loaded, operations=True)
         return shown & frozenset(n for n in offered if isinstance(n, str))

@@ -106,13 +106,13 @@ class ThreadSurface:
         deps = await self.oracle.run_deps()
         state = await deps.store.load(self.thread_id)
         operations = await self._has_operations(deps)
-        return deps.requests.gate.tools(state.loaded_plugins, operations=operations)
+        return deps.gate.tools(state.loaded_plugins, operations=operations)
 
     async def view(self) -> ThreadView:
         """The plugins the gate shows on this thread now (for prompts and resources)."""
         deps = await self.oracle.run_deps()
         state = await deps.store.load(self.thread_id)
-        gate = deps.requests.gate
+        gate = deps.gate
         return ThreadView(deps.registry, tuple(state.loaded_plugins), gate.specialist is not None)
 
     async def call(self, name: str, arguments: Mapping[str, Any] | None) -> Called:
@@ -125,8 +125,8 @@ class ThreadSurface:
         """
         deps = await self.oracle.run_deps()
         state = await deps.store.load(self.thread_id)
-        gate = deps.requests.gate
-        capabilities = deps.executor.capabilities.state(state.loaded_plugins)
+        gate = deps.gate
+        capabilities = deps.capabilities.state(state.loaded_plugins)
         operations = await self._has_operations(deps)
         gated = GatedCalls(
             deps.executor,
