@@ -57,7 +57,10 @@ from oracle_core.run.waits.background import BackgroundWork
 from oracle_core.run.waits.sweep import CutOffSweeper
 from oracle_core.settings import Settings
 from oracle_core.store.base import Checkpointer
+from oracle_core.store.faceted import as_checkpointer
+from oracle_core.store.facets import facet_of
 from oracle_core.store.opening import open_store
+from oracle_core.store.threads import ThreadStore
 from oracle_core.telemetry import default_observers
 from oracle_core.telemetry.metrics import OracleMetrics
 from oracle_core.values.attachments import Attachment
@@ -117,6 +120,9 @@ class Oracle(Blocking):
             call logs a warning on the ``oracle_core`` logger (pass ``model="demo"`` to
             choose it without one).
         checkpointer: where thread state is saved; default SQLite at ``$ORACLE_HOME/oracle.db``.
+            Any store that keeps threads will do: one that offers only some of the optional
+            facets (leases, operations, credentials, usage; :mod:`oracle_core.store.facets`)
+            runs plainly, and a feature that needs a facet it lacks fails naming both.
         instructions: the opening of the system prompt.
         max_steps: model calls a run may make before it stops (default 12).
         tool_concurrency: tool calls of one model response that may run at once (default 4).
@@ -146,7 +152,7 @@ class Oracle(Blocking):
         settings: Settings | None = None,
         path: Sequence[str] | None = None,
         model: Model | str | None = None,
-        checkpointer: Checkpointer | None = None,
+        checkpointer: Checkpointer | ThreadStore | None = None,
         instructions: str = DEFAULT_INSTRUCTIONS,
         max_steps: int | None = None,
         tool_concurrency: int | None = None,
@@ -171,7 +177,7 @@ class Oracle(Blocking):
         self._surface = choose_surface(surface, self.settings, self._registry)
         self._requests: RequestBuilder | None = None
         self._model = model
-        self._checkpointer = checkpointer
+        self._checkpointer = as_checkpointer(checkpointer) if checkpointer is not None else None
         self._locks = ThreadLocks()
         self._deps: RunDeps | None = None
         self._background: BackgroundWork | None = None
@@ -314,8 +320,9 @@ class Oracle(Blocking):
                 )
                 # Plugins whose startup failed are gone from here on: tools, routes, middleware.
                 self._registry = await self._lifecycle.start(self._plugin_handle())
-                if self._sweeper is None:  # nothing resumes cut-off runs here: as before
-                    await self.checkpointer.mark_interrupted()
+                leases = facet_of(self.checkpointer, "leases")
+                if self._sweeper is None and leases is not None:  # nothing resumes them here
+                    await leases.mark_interrupted()
                 self._background = BackgroundWork(self.checkpointer, self._pool, self.limits)
                 executor = tool_executor(
                     self._registry, self.limits, self._plugin_handle(), self._pool,
