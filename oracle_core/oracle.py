@@ -18,27 +18,26 @@ from typing import Any
 
 import pluggy
 
+from oracle_core.assembly import TIER1_COUNTS as TIER1_COUNTS  # where tests import it
 from oracle_core.assembly import (
     assemble_plugins,
-    build_deps,
-    choose_model,
     choose_surface,
     chosen_limits,
+    oracle_model,
     replaced,
-    run_guards,
-    tool_executor,
+    started_deps,
+    tier1_warning_of,
     with_registry,
 )
 from oracle_core.authoring.host import PluginStates
 from oracle_core.authoring.secrets import Secret
 from oracle_core.blocking import Blocking, sync_twin
-from oracle_core.capabilities.prompt import DEFAULT_INSTRUCTIONS, tier1_warning
-from oracle_core.capabilities.surface import Specialist, Surface
+from oracle_core.capabilities.prompt import DEFAULT_INSTRUCTIONS
+from oracle_core.capabilities.surface import Surface
 from oracle_core.credentials.sealed import ConnectionStatus, Credentials, statuses
 from oracle_core.errors import OracleClosedError
 from oracle_core.handle import PluginHandle, RegistryViews
 from oracle_core.models.base import Model
-from oracle_core.models.demo import DemoModel
 from oracle_core.plugins.collector import fewer_collections
 from oracle_core.plugins.lifecycle import Lifecycle
 from oracle_core.plugins.loader import new_plugin_manager
@@ -48,7 +47,7 @@ from oracle_core.run.client import ToolResultsStep, check_client_tools, check_th
 from oracle_core.run.deps import RunDeps
 from oracle_core.run.locks import ThreadLocks
 from oracle_core.run.loop import Run
-from oracle_core.run.observe import Observers, RunObserver
+from oracle_core.run.observe import RunObserver
 from oracle_core.run.pool import SyncToolPool
 from oracle_core.run.requests import RequestBuilder
 from oracle_core.run.state import RunState
@@ -61,13 +60,10 @@ from oracle_core.store.faceted import as_checkpointer
 from oracle_core.store.facets import facet_of
 from oracle_core.store.opening import open_store
 from oracle_core.store.threads import ThreadStore
-from oracle_core.telemetry import default_observers
 from oracle_core.telemetry.metrics import OracleMetrics
 from oracle_core.values.attachments import Attachment
-from oracle_core.values.count_memo import CountMemo
 from oracle_core.values.events import Event
 from oracle_core.values.limits import RunLimits
-from oracle_core.values.messages import ModelRequest, ModelResponse
 from oracle_core.values.operations import Operation
 from oracle_core.values.output import OutputType
 from oracle_core.values.result import RunResult
@@ -75,29 +71,11 @@ from oracle_core.values.run_options import RunOptions
 
 log = logging.getLogger("oracle_core")
 
-TIER1_COUNTS = "tier1-tokens.json"
-"""The file under ``$ORACLE_HOME/cache`` that remembers the Tier-1 block's token count."""
 
-NO_MODEL_WARNING = (
-    "no model is set, so this oracle runs the offline demo model (canned answers that call "
-    'tools); set ORACLE_MODEL or pass Oracle(model=...), or model="demo" to choose it'
-)
-"""Logged by the first model call of an oracle whose model neither ``model=`` nor
-``ORACLE_MODEL`` names (an oracle that never calls its model, as ``oracle mcp``, says nothing)."""
-
-
-class _FallbackDemo(DemoModel):
-    """The demo model an oracle falls back to when no model is set: its first call logs
-    :data:`NO_MODEL_WARNING`, since a library user who forgot ``model=`` would otherwise get
-    canned answers and tool calls they never asked for, without a word."""
-
-    _warned = False
-
-    async def complete(self, request: ModelRequest) -> ModelResponse:
-        if not self._warned:
-            self._warned = True
-            log.warning(NO_MODEL_WARNING)
-        return await super().complete(request)
+def _plugin_handle(oracle: Oracle) -> PluginHandle:
+    """What plugin code gets of ``oracle`` (made per use: the oracle keeps no handle, so no
+    reference cycle holds the oracle after its last user drops it)."""
+    return PluginHandle(oracle, views=oracle._views)
 
 
 class Oracle(Blocking):
@@ -219,11 +197,6 @@ class Oracle(Blocking):
         if self._deps is not None:
             self._deps = with_registry(self._deps, self.requests)
 
-    def _plugin_handle(self) -> PluginHandle:
-        """What plugin code gets of this oracle (made per use: the oracle keeps no handle, so
-        no reference cycle holds the oracle after its last user drops it)."""
-        return PluginHandle(self, views=self._views)
-
     def plugin_state(self, plugin: str) -> dict[str, Any]:
         """A dict a plugin may keep per-oracle state in (connections, caches), by plugin name.
 
@@ -253,10 +226,7 @@ class Oracle(Blocking):
         when ``ORACLE_MODEL_CLIENT=litellm``.
         """
         if not isinstance(self._model, Model):
-            if self._model or self.settings.model:
-                self._model = choose_model(self._model, self.settings)
-            else:
-                self._model = _FallbackDemo()
+            self._model = oracle_model(self._model, self.settings)
         return self._model
 
     @property
@@ -278,10 +248,7 @@ class Oracle(Blocking):
 
     def tier1_warning(self) -> str | None:
         """A warning when the Tier-1 block costs more than ``settings.tier1_budget`` tokens."""
-        if isinstance(self.surface, Specialist):  # no Tier-1 block on that surface
-            return None
-        memo = CountMemo(self.settings.home / "cache" / TIER1_COUNTS)
-        return tier1_warning(self._registry, self.settings.tier1_budget, memo)
+        return tier1_warning_of(self.settings, self._registry, self.surface)
 
     async def prompt_report(self, thread_id: str) -> dict[str, Any]:
         """What the next model call of ``thread_id`` would get, with token counts per part."""
@@ -319,21 +286,16 @@ class Oracle(Blocking):
                     strict=settings.strict,
                 )
                 # Plugins whose startup failed are gone from here on: tools, routes, middleware.
-                self._registry = await self._lifecycle.start(self._plugin_handle())
+                self._registry = await self._lifecycle.start(_plugin_handle(self))
                 leases = facet_of(self.checkpointer, "leases")
                 if self._sweeper is None and leases is not None:  # nothing resumes them here
                     await leases.mark_interrupted()
                 self._background = BackgroundWork(self.checkpointer, self._pool, self.limits)
-                executor = tool_executor(
-                    self._registry, self.limits, self._plugin_handle(), self._pool,
-                    self.credentials, self._background,
-                )  # fmt: skip
-                defaults = default_observers(settings, self.metrics)
-                observers = Observers([*defaults, *self._observers])
-                guards = run_guards(settings, self.limits, self.checkpointer, self._registry)
-                self._deps = build_deps(
-                    self.model, self.checkpointer, self.requests, executor, self.limits,
-                    self._locks, observers, guards,
+                self._deps = started_deps(
+                    settings, self.requests, model=self.model, store=self.checkpointer,
+                    oracle=_plugin_handle(self), pool=self._pool, credentials=self.credentials,
+                    background=self._background, limits=self.limits, locks=self._locks,
+                    observers=self._observers, metrics=self.metrics,
                 )  # fmt: skip
         return self._deps
 
@@ -381,7 +343,7 @@ class Oracle(Blocking):
         lifecycle, self._lifecycle, self._deps = self._lifecycle, None, None
         try:
             if lifecycle is not None:
-                await lifecycle.stop(self._plugin_handle())
+                await lifecycle.stop(_plugin_handle(self))
         finally:
             if self._background is not None:
                 await self._background.close()
