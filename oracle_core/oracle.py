@@ -3,15 +3,15 @@
 Its lifecycle, like datasette's: build (the plugins into a registry, by
 :mod:`oracle_core.assembly`), start (every ``oracle_startup`` hook, then the
 :class:`~oracle_core.run.deps.RunDeps`), run (any number of runs over them), close
-(``oracle_shutdown`` hooks, the store). Waits are settled by
-:mod:`oracle_core.run.waits.settle`; the ``*_sync`` twins are made by one helper.
+(``oracle_shutdown`` hooks, the store). Approvals, connections and operations are the
+oracle's base class's (:class:`~oracle_core.settling.Settling`, over
+:mod:`oracle_core.run.waits.settle`); the ``*_sync`` twins are made by one helper.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import os
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import aclosing
 from typing import Any
@@ -30,11 +30,9 @@ from oracle_core.assembly import (
     with_registry,
 )
 from oracle_core.authoring.host import PluginStates
-from oracle_core.authoring.secrets import Secret
-from oracle_core.blocking import Blocking, sync_twin
+from oracle_core.blocking import sync_twin
 from oracle_core.capabilities.prompt import DEFAULT_INSTRUCTIONS
 from oracle_core.capabilities.surface import Surface
-from oracle_core.credentials.sealed import ConnectionStatus, Credentials, statuses
 from oracle_core.errors import OracleClosedError
 from oracle_core.handle import PluginHandle, RegistryViews
 from oracle_core.models.base import Model
@@ -43,18 +41,16 @@ from oracle_core.plugins.lifecycle import Lifecycle
 from oracle_core.plugins.loader import new_plugin_manager
 from oracle_core.plugins.registry import Plugin, Registry
 from oracle_core.prompt_report import prompt_report
-from oracle_core.run.client import ToolResultsStep, check_client_tools, check_thread_results
+from oracle_core.run.begin import begin_run
 from oracle_core.run.deps import RunDeps
 from oracle_core.run.locks import ThreadLocks
-from oracle_core.run.loop import Run
 from oracle_core.run.observe import RunObserver
 from oracle_core.run.pool import SyncToolPool
 from oracle_core.run.requests import RequestBuilder
-from oracle_core.run.state import RunState
-from oracle_core.run.waits import settle
 from oracle_core.run.waits.background import BackgroundWork
 from oracle_core.run.waits.sweep import CutOffSweeper
 from oracle_core.settings import Settings
+from oracle_core.settling import Settling
 from oracle_core.store.base import Checkpointer
 from oracle_core.store.faceted import as_checkpointer
 from oracle_core.store.facets import facet_of
@@ -64,7 +60,6 @@ from oracle_core.telemetry.metrics import OracleMetrics
 from oracle_core.values.attachments import Attachment
 from oracle_core.values.events import Event
 from oracle_core.values.limits import RunLimits
-from oracle_core.values.operations import Operation
 from oracle_core.values.output import OutputType
 from oracle_core.values.result import RunResult
 from oracle_core.values.run_options import RunOptions
@@ -78,7 +73,7 @@ def _plugin_handle(oracle: Oracle) -> PluginHandle:
     return PluginHandle(oracle, views=oracle._views)
 
 
-class Oracle(Blocking):
+class Oracle(Settling):
     """An agent assembled from plugins.
 
     Nothing is global: each oracle owns its plugin manager, registry, store and model, so
@@ -162,7 +157,7 @@ class Oracle(Blocking):
         self._sweeper: CutOffSweeper | None = None
         self._start_lock: asyncio.Lock | None = None
         self._lifecycle: Lifecycle | None = None
-        self._credentials: Credentials | None = None
+        self._credentials = None
         self._closed = False
         self._observers = tuple(observers)
         self.metrics = OracleMetrics()  # what its runs did, for GET /metrics (docs/metrics.md)
@@ -280,11 +275,9 @@ class Oracle(Blocking):
                     log.warning("%s", warning)
                 settings = self.settings
                 self._lifecycle = Lifecycle(
-                    self.plugin_manager,
-                    self._registry,
-                    timeout=settings.hook_timeout,
+                    self.plugin_manager, self._registry, timeout=settings.hook_timeout,
                     strict=settings.strict,
-                )
+                )  # fmt: skip
                 # Plugins whose startup failed are gone from here on: tools, routes, middleware.
                 self._registry = await self._lifecycle.start(_plugin_handle(self))
                 leases = facet_of(self.checkpointer, "leases")
@@ -408,21 +401,10 @@ class Oracle(Blocking):
         if (message is None) == (tool_results is None):
             raise ValueError("give a message, or tool_results to continue a run: one of them")
         options = (options or RunOptions()).for_run(output_type)  # its response_format added
-        deps = await self.run_deps()
-        if options is not None:
-            check_client_tools(deps.registry, options.client_tools)
-        # With an output, only the checked answer counts: a wrong one streamed as written
-        # would reach the caller before its repair, so the answer comes whole, in ``done``.
-        deltas = text_deltas and options.output is None
-        state = RunState.new(
-            thread_id, message or "", user_id=user_id, stream=deltas, options=options
-        )
-        state.attachments = tuple(attachments)
-        first = None
-        if tool_results is not None:
-            await check_thread_results(deps, thread_id, tool_results)
-            first = ToolResultsStep(tool_results)
-        run = Run(deps, state, first)
+        run = await begin_run(
+            await self.run_deps(), thread_id, message, user_id=user_id, text_deltas=text_deltas,
+            tool_results=tool_results, options=options, attachments=attachments,
+        )  # fmt: skip
         async with aclosing(run.events()) as events:
             async for event in events:
                 yield event
@@ -460,120 +442,3 @@ class Oracle(Blocking):
 
     run_sync = sync_twin(run, doc=":meth:`run` for scripts, on an event loop the oracle keeps "
                          "between calls (close it with :meth:`close_sync`, or use ``with``).")  # fmt: skip
-
-    # -- operations: approvals, connections, background calls (docs/waits.md) -------------------
-
-    async def decide(
-        self, operation_id: str, *, approve: bool, reason: str | None = None
-    ) -> RunResult:
-        """Decide an approval, once, and resume its run, once.
-
-        The decision is a compare-and-set in the store; the approved call then runs with
-        exactly its saved arguments and the model loop goes on, or a denial tells the model
-        a person declined (with ``reason``). The same decision again answers with the
-        first outcome.
-
-        Raises:
-            OperationNotFoundError: for an unknown id.
-            DecisionConflictError: when a different decision was recorded first (a passed
-                deadline counts as a denial).
-            OperationError: when it is not an approval, or the approved tool is gone
-                (nothing runs and nothing is recorded then).
-        """
-        deps = await self.run_deps()
-        return await settle.decide(deps, operation_id, approve=approve, reason=reason)
-
-    decide_sync = sync_twin(decide)
-
-    async def resume_operation(self, operation_id: str) -> RunResult:
-        """Resume the run of a settled wait, exactly once (the first outcome again after).
-
-        For waits settled by other means than :meth:`decide` (a supplied connection).
-
-        Raises:
-            OperationNotFoundError: for an unknown id.
-            OperationError: when it is still open, or its call's tool is gone.
-        """
-        return await settle.resume(await self.run_deps(), operation_id)
-
-    async def operations(
-        self, *, thread_id: str | None = None, status: str | None = None
-    ) -> list[Operation]:
-        """Operations, oldest first; ``thread_id`` and ``status`` narrow the list."""
-        deps = await self.run_deps()
-        return await deps.store.list_operations(thread_id=thread_id, status=status)
-
-    operations_sync = sync_twin(operations)
-
-    async def operation(self, operation_id: str) -> Operation:
-        """One operation.
-
-        Raises:
-            OperationNotFoundError: for an unknown id.
-        """
-        return await settle.get(await self.run_deps(), operation_id)
-
-    operation_sync = sync_twin(operation)
-
-    async def cancel_operation(self, operation_id: str) -> Operation:
-        """Cancel an operation: a background call stops, a wait's call is answered cancelled.
-
-        Raises:
-            OperationNotFoundError: for an unknown id.
-            DecisionConflictError: when it was settled otherwise first.
-        """
-        return await settle.cancel(await self.run_deps(), operation_id)
-
-    cancel_operation_sync = sync_twin(cancel_operation)
-
-    # -- connections (docs/connections.md) -------------------------------------------------------
-
-    @property
-    def credentials(self) -> Credentials:
-        """The credential store: sealed in the checkpointer, key from ``ORACLE_SECRET_KEY``."""
-        if self._credentials is None:
-            env = self.settings.env or os.environ  # Settings(...) made in code reads none
-            self._credentials = Credentials(self.checkpointer, env)
-        return self._credentials
-
-    async def supply_credential(
-        self, plugin: str, name: str, value: str | Secret, *, user_id: str = "default"
-    ) -> list[RunResult]:
-        """Store a credential (sealed) and resume the runs waiting on it, each exactly once.
-
-        For a per-user connection it is ``user_id``'s credential; a shared one serves every
-        user, and every run waiting on it resumes. A plugin's OAuth callback route calls
-        this with the token it obtained. The oracle starts only when a run resumes.
-
-        Returns:
-            The outcome of each run this call resumed (none waited: an empty list).
-
-        Raises:
-            UnknownConnectionError: when no loaded plugin ``plugin`` declares ``name``.
-            InvalidCredentialError: for an empty, too long or multi-line value, or a bad user id.
-            SecretKeyError: when ``ORACLE_SECRET_KEY`` is missing or invalid (nothing is stored).
-        """
-        credentials, grace = self.credentials, self.limits.lease_ttl
-        return await settle.supply(
-            credentials, self.registry, self.run_deps, plugin, name, value,
-            operations=self.checkpointer, user_id=user_id, grace=grace,
-        )  # fmt: skip
-
-    supply_credential_sync = sync_twin(supply_credential)
-
-    async def delete_credential(self, plugin: str, name: str, *, user_id: str = "default") -> bool:
-        """Remove a stored credential; ``True`` when there was one.
-
-        A credential of a connection no loaded plugin declares any more (the plugin was
-        removed) is removed too: ``user_id``'s, else the shared one.
-
-        Raises:
-            UnknownConnectionError: when no loaded plugin ``plugin`` declares ``name`` and
-                nothing is stored under that name.
-        """
-        return await self.credentials.delete_named(self.registry, plugin, name, user_id)
-
-    async def connection_statuses(self, *, user_id: str | None = None) -> list[ConnectionStatus]:
-        """Every declared connection and whether it is set, per user, never with a value."""
-        records = await self.checkpointer.credentials()  # shared ones are stored under ""
-        return statuses(self.registry, records, user_id)
