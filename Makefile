@@ -78,7 +78,7 @@ $(LLAMA_STAMP): tests/llamacpp/requirements.txt
 # tests/fixtures/llamacpp/ first (review the diff before committing it).
 test-llamacpp: $(STAMP) $(LLAMA_STAMP)
 	$(if $(RECORD),ORACLE_TEST_LLAMACPP_PYTHON=$(abspath $(LLAMA_VENV))/bin/python $(BIN)/python tests/llamacpp/record.py)
-	ORACLE_TEST_LLAMACPP_PYTHON=$(abspath $(LLAMA_VENV))/bin/python $(BIN)/pytest tests/llamacpp tests/test_llamacpp_replay.py
+	ORACLE_TEST_LLAMACPP_PYTHON=$(abspath $(LLAMA_VENV))/bin/python $(BIN)/pytest tests/llamacpp tests/models/test_llamacpp_replay.py
 
 bench: $(STAMP)
 	$(BIN)/python bench/overhead.py

@@ -1,4 +1,4 @@
-"""A child process for tests/test_approvals_processes.py: an oracle on a shared SQLite file.
+"""A child process for tests/run/test_approvals_processes.py: an oracle on a shared SQLite file.
 
 Not a test module: the tests run it with ``python waits_child.py <role> ...``.
 

@@ -8,7 +8,7 @@ importing it costs seconds; importing the openai SDK alone costs more than the r
 (:mod:`oracle_core.models.openai_http`, which reads answers and errors as the SDK does): the
 same JSON reaches the server, the same errors are retried the same number of times (by the
 one retry loop both paths share, :mod:`oracle_core.models.retries`), and failures become the
-same :class:`ModelError` messages (``tests/test_model_path.py`` compares both paths against
+same :class:`ModelError` messages (``tests/models/test_model_path.py`` compares both paths against
 one fake server).
 
 It takes only what litellm passes through unchanged. A request litellm would reshape is

@@ -11,7 +11,7 @@ shows it:
   ``APIConnectionError: Connection error.``, ``APITimeoutError: Request timed out.``); a
   status error carries ``status_code`` and the answer's ``error`` object as ``body``, so a
   failure reads the same on both client paths
-  (:func:`~oracle_core.models.completions.call_failed`; ``tests/test_openai_http.py`` reads
+  (:func:`~oracle_core.models.completions.call_failed`; ``tests/models/test_openai_http.py`` reads
   the same bytes with the SDK and compares);
 - the request: ``POST {base_url}/chat/completions`` with ``Authorization: Bearer <key>``,
   JSON in and out, redirects followed, proxies from the environment, one timeout for every

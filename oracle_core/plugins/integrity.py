@@ -60,7 +60,7 @@ GUARDED_MODULES = (
     "oracle_core.authoring.tools.docstrings",
 )
 """The modules whose functions and classes decide what the model is shown and what runs
-(``tests/test_startup_patches.py`` checks that every module of ``run/``, ``capabilities/``
+(``tests/plugins/test_startup_patches.py`` checks that every module of ``run/``, ``capabilities/``
 and ``authoring/tools/`` is here, but for those it names as deciding neither)."""
 
 _MISSING = object()

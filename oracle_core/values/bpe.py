@@ -122,6 +122,6 @@ def shipped_ranks() -> Ranks | None:
     if hashlib.sha256(data).hexdigest() != RANKS_SHA256:
         return None
     # Lines of "<base64 token> <rank>"; in this file (its hash checked above) the ranks are
-    # 0, 1, 2, ... in line order (tests/test_token_counts.py checks it), so they are not parsed.
+    # 0, 1, 2, ... in line order (tests/values/test_token_counts.py checks it), so they are not parsed.
     tokens = map(binascii.a2b_base64, data.split()[0::2])
     return Ranks({token: rank for rank, token in enumerate(tokens)})

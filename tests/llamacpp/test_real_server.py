@@ -3,7 +3,7 @@
 Skipped unless ``ORACLE_TEST_LLAMACPP_PYTHON`` names a Python with ``llama_cpp.server`` and the
 model package (tests/llamacpp/requirements.txt): the default test command never starts the
 server. The server and its choices are described in tests/llamacpp/server.py; the replayed
-recordings of the ordinary suite (tests/test_llamacpp_replay.py) come from this server.
+recordings of the ordinary suite (tests/models/test_llamacpp_replay.py) come from this server.
 """
 
 from __future__ import annotations

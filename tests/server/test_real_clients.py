@@ -3,7 +3,7 @@
 Each test serves the app with ``oracle serve``'s uvicorn server on 127.0.0.1 (the clients take
 a URL) and drives it with a real client: the official ``openai`` client, LangChain's
 ``ChatOpenAI``, litellm, simonw/llm's CLI and the MCP Inspector CLI (``mcp``'s own client is
-in tests/test_mcp_export.py). The model behind the oracle is the fake OpenAI server, so each
+in tests/server/mcp/test_mcp_export.py). The model behind the oracle is the fake OpenAI server, so each
 test asserts what the client's user sees and what the model was sent.
 
 The clients are test dependencies: the Python ones in the ``dev`` extra, the Inspector in

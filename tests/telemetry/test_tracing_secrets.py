@@ -12,9 +12,9 @@ pytest.importorskip(
 
 from collections.abc import AsyncIterator
 
+from connections_world import ALICE_KEY, ORG_KEY, World, ask
 from support import SitePackages
 from telemetry.test_tracing import Traced, every_value
-from test_connections_runs import ALICE_KEY, ORG_KEY, World, ask
 
 from oracle_core.credentials.vault import generate_key
 

@@ -10,7 +10,7 @@ docstring_parser).
 docstring (one ``Args:`` section of ``name: text`` items, besides sections that cannot
 fail to parse) it reads the arguments itself, as that parse would, in a few microseconds
 instead of some forty: a cold start of thousands of tools reads every tool's docstring.
-Anything else goes to docstring_parser (tests/test_tools_docstrings.py compares the two
+Anything else goes to docstring_parser (tests/authoring/test_tools_docstrings.py compares the two
 on many docstrings, and :func:`docstring_summary` with ``inspect.cleandoc``).
 """
 
