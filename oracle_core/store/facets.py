@@ -15,6 +15,8 @@ raises :class:`MissingFacetError` naming the store, the facet and the feature.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any, Literal, overload
 
 from oracle_core.errors import OracleError
@@ -26,21 +28,25 @@ from oracle_core.store.usage import UsageStore
 FacetName = Literal["leases", "operations", "credentials", "usage"]
 """The names of the optional facets."""
 
-FACETS: dict[FacetName, type[Any]] = {
-    "leases": LeaseStore,
-    "operations": OperationStore,
-    "credentials": CredentialStore,
-    "usage": UsageStore,
-}
+FACETS: Mapping[FacetName, type[Any]] = MappingProxyType(
+    {
+        "leases": LeaseStore,
+        "operations": OperationStore,
+        "credentials": CredentialStore,
+        "usage": UsageStore,
+    }
+)
 """The optional facets: each name with its protocol."""
 
-WHAT_WITHOUT: dict[FacetName, str] = {
-    "leases": "runs on one thread are kept one at a time in this process only",
-    "operations": "approvals, connections, background calls and get_operation cannot be used",
-    "credentials": "no connection's credential can be stored",
-    "usage": "no usage is recorded, so budgets and `oracle usage` cannot be used",
-}
-"""What an oracle does without each optional facet (docs/stores.md says the same)."""
+WHAT_WITHOUT: Mapping[FacetName, str] = MappingProxyType(
+    {
+        "leases": "runs on one thread are kept one at a time in this process only",
+        "operations": "approvals, connections, background calls and get_operation cannot be used",
+        "credentials": "no connection's credential can be stored",
+        "usage": "no usage is recorded, so budgets and `oracle usage` cannot be used",
+    }
+)
+"""What an oracle does without each optional facet (docs/operators.md says the same)."""
 
 
 class MissingFacetError(OracleError):
