@@ -26,10 +26,9 @@ from oracle_core.authoring.tools.tool import Tool
 from oracle_core.capabilities.meta_tools import (
     GET_OPERATION,
     GET_OPERATION_TOOL,
-    LIST_CAPABILITIES,
     LOAD_CAPABILITY,
+    META_TOOL_DEFINITIONS,
     META_TOOLS,
-    SEARCH_CAPABILITIES,
     echo,
 )
 from oracle_core.capabilities.surface import Catalog, Specialist, Surface, specialist_tools
@@ -43,8 +42,9 @@ SPECIALIST_REFUSAL = "Tool {name} is not one of your tools: call only the tools 
 _CACHED_TOOL_LISTS = 1024
 """Distinct sets of loaded plugins whose tool lists are kept (least recently used go)."""
 
-_META_NAMES = (LIST_CAPABILITIES, LOAD_CAPABILITY, SEARCH_CAPABILITIES)
-"""The meta-tools' names, in the order :data:`META_TOOLS` shows them: the core's constants."""
+_META_NAMES = tuple(d.name for d in META_TOOL_DEFINITIONS if d.always)
+"""The meta-tools' names, in the order :data:`META_TOOLS` shows them: their definitions' own
+names, never the ``name`` of a shared tool object."""
 
 
 @dataclass(frozen=True)

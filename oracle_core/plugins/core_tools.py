@@ -1,12 +1,15 @@
 """The tools the core runs itself: their reserved names, and how the executor calls them.
 
-The meta-tools (``list_capabilities``, ``load_capability``, ``search_capabilities`` and
-``get_operation``) are not plugin tools: they work on a run's capability state, get no
-:class:`~oracle_core.ToolContext` and never wait. Their names are reserved, so no plugin
-can register (or shadow) a tool called like one; the registry refuses it. Each is an
-object of the :class:`CoreTool` protocol, found by name through the same lookup as the
-plugin tools (:meth:`oracle_core.capabilities.state.CapabilityState.resolve`), so the
-executor runs it without knowing which one it is.
+The meta-tools are not plugin tools: they work on a run's capability state, get no
+:class:`~oracle_core.ToolContext` and never wait. Each is defined once, in a module of
+:mod:`oracle_core.capabilities.meta_tools` (what the model is shown and what answers a
+call). Their names are here because the plugins layer, below the capabilities, refuses
+them: no plugin can register (or shadow) a tool called like one; the registry refuses it.
+tests/capabilities/test_meta_tool_definitions.py checks that these names and the definitions agree.
+Each meta-tool is an object of the :class:`CoreTool` protocol, found by name through the
+same lookup as the plugin tools
+(:meth:`oracle_core.capabilities.state.CapabilityState.resolve`), so the executor runs it
+without knowing which one it is.
 """
 
 from __future__ import annotations

@@ -219,8 +219,8 @@ _CAPABILITIES: tuple[Setting, ...] = (
     Setting(
         "list_limit",
         "most plugins `list_capabilities()` lists one by one; a larger catalog is shown as "
-        "categories with counts (one category a page) and the model is pointed to "
-        "`search_capabilities`",
+        "categories with counts (one category a page) and the model is pointed to the search "
+        "meta-tool",
         "ORACLE_LIST_LIMIT",
         kind="int",
         default=DEFAULT_LIST_LIMIT,

@@ -24,6 +24,7 @@ from oracle_core.run.executor import error_result
 from oracle_core.run.gated import GatedCalls
 from oracle_core.run.saving import cleaned
 from oracle_core.run.state import new_run_id
+from oracle_core.store.facets import facet_of
 from oracle_core.values.messages import ToolCall, ToolResult
 
 if TYPE_CHECKING:
@@ -161,5 +162,7 @@ class ThreadSurface:
 
     async def _has_operations(self, deps: RunDeps) -> bool:
         """Whether the thread has an operation (``get_operation`` is shown then, as in a run)."""
-        found = await deps.store.list_operations(thread_id=self.thread_id, limit=1)
-        return bool(found)
+        operations = facet_of(deps.store, "operations")
+        if operations is None:  # a store without operations: no thread has one
+            return False
+        return bool(await operations.list_operations(thread_id=self.thread_id, limit=1))
