@@ -34,6 +34,7 @@ from oracle_core.capabilities.meta_tools import (
 from oracle_core.capabilities.surface import Catalog, Specialist, Surface, specialist_tools
 from oracle_core.plugins.registry import BoundTool, Registry
 from oracle_core.values.messages import ToolCall, ToolResult
+from oracle_core.values.tool_errors import error_result
 
 SPECIALIST_REFUSAL = "Tool {name} is not one of your tools: call only the tools you were given."
 """The refusal on a specialist surface, whatever was called: it has no capability to load."""
@@ -182,13 +183,7 @@ class Gate:
 
     def refused(self, call: ToolCall, loaded: Sequence[str]) -> ToolResult:
         """The result of a call the gate does not let run, worded for the surface."""
-        return ToolResult(
-            call.id,
-            call.name,
-            json.dumps({"error": self.refusal(call.name, loaded)}),
-            is_error=True,
-            refused=True,
-        )
+        return error_result(call, self.refusal(call.name, loaded), refused=True)
 
 
 @dataclass(frozen=True)

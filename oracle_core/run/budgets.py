@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 from oracle_core.errors import BudgetExceededError, RunLimitError
 from oracle_core.settings.budgets import Budget, Budgets
+from oracle_core.store.facets import need
 from oracle_core.store.usage import Spent, UsageEntry
 
 if TYPE_CHECKING:
@@ -304,5 +305,14 @@ def budget_guard(
     prices: PriceTable | None = None,
 ) -> BudgetGuard:
     """The guard of an oracle's ``[budgets]`` (``settings``: its :class:`Settings`;
-    ``prices``: the oracle's price table, shared with its usage limits)."""
-    return BudgetGuard(store, settings.budgets(), plugin_of=plugin_of, prices=prices)
+    ``prices``: the oracle's price table, shared with its usage limits).
+
+    Raises:
+        MissingFacetError: budgets are set and the store offers no usage ledger or no
+            leases (budgets read the ledger and hold their keys with leases).
+    """
+    budgets = settings.budgets()
+    if budgets.budgets:
+        need(store, "usage", "[budgets] in oracle.toml")
+        need(store, "leases", "[budgets] in oracle.toml")
+    return BudgetGuard(store, budgets, plugin_of=plugin_of, prices=prices)

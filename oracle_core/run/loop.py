@@ -231,7 +231,7 @@ class Run:
             )
             # The names calls are decided on, frozen now, for this request alone: the gate's
             # and the caller's own tools (which it runs itself: they are handed back).
-            chosen = deps.requests.gate.names(state.loaded, operations=state.operations)
+            chosen = deps.gate.names(state.loaded, operations=state.operations)
             client = state.options.client_names
             if client:
                 chosen |= client
@@ -273,7 +273,7 @@ class Run:
             for call in calls:
                 yield ToolCallEvent(call["id"], call_name(call), call_arguments(call))
             # The gate's rule, checked here against what really went to the provider.
-            allowed = deps.requests.gate.shown(chosen, sent)
+            allowed = deps.gate.shown(chosen, sent)
             cut_off = frozenset(response.cut_off)  # answered here: never handed, never run
             handed = [
                 c
@@ -381,7 +381,7 @@ class Run:
         tells the model so (:data:`CUT_OFF`).
         """
         deps = self.deps
-        capabilities = deps.executor.capabilities.state(self.state.loaded)
+        capabilities = deps.capabilities.state(self.state.loaded)
         gated = GatedCalls(
             deps.executor, deps.middleware, allowed, capabilities, deps.limits.tool_concurrency
         )

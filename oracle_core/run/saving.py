@@ -28,6 +28,7 @@ from oracle_core.values.operations import Operation
 from oracle_core.values.text import clean_json, clean_text
 from oracle_core.values.threads import RunStatus
 from oracle_core.values.tokens import count_message_tokens
+from oracle_core.values.tool_errors import error_content
 
 
 async def save(
@@ -114,7 +115,7 @@ def interrupted_results(
 ) -> list[Message]:
     """Tool results for calls a crashed (or stopped) run left unanswered, so the thread
     stays valid; each says it was not run and why (``reason``)."""
-    error = json.dumps({"error": f"not run: {reason}"})
+    error = error_content(f"not run: {reason}")
     return [
         {"role": "tool", "tool_call_id": call_id, "content": error}
         for call_id in unanswered_calls(messages)

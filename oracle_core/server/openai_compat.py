@@ -42,6 +42,7 @@ from oracle_core.server.openai_request import bad, chat_turn, transcript_key
 from oracle_core.server.operations import waiting_message
 from oracle_core.server.runs import RunHandle
 from oracle_core.server.sse import PING, sse_message, sse_response, with_pings
+from oracle_core.store.facets import facet_of
 from oracle_core.values.events import RunFinished, TextDelta
 from oracle_core.values.messages import FINISH_LENGTH, Usage
 from oracle_core.values.operations import Operation
@@ -145,9 +146,12 @@ async def _answered_after_wait(ctx: ServerContext, thread_id: str, text: str) ->
     that answer is the response, and no second run starts.
     """
     deps = await ctx.oracle.run_deps()
+    operations = facet_of(deps.store, "operations")
+    if operations is None:  # a store without operations: no run of it ever waited
+        return None
     # The thread's waits first: most threads have none, so most turns read nothing more.
     waited = {
-        o.run_id for o in await deps.store.list_operations(thread_id=thread_id)
+        o.run_id for o in await operations.list_operations(thread_id=thread_id)
         if o.kind != "background" and o.resumed_at is not None
     }  # fmt: skip
     if not waited:

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from oracle_core.capabilities.meta_tools import META_TOOL_DEFINITIONS
 from oracle_core.capabilities.meta_tools.finding import SEARCH
+from oracle_core.store.facets import facet_of
 from oracle_core.values.events import (
     ModelCallStarted,
     RunFinished,
@@ -214,6 +215,8 @@ def outcome_of(event: ToolResultEvent) -> str:
 async def pending_waits(store: OperationStore) -> Mapping[str, int]:
     """How many operations of each kind are open (pending or running) in ``store`` now."""
     counts: dict[str, int] = dict.fromkeys(OPERATION_KINDS, 0)
+    if facet_of(store, "operations") is None:  # a store without operations has none open
+        return counts
     for status in sorted(OPEN_STATUSES):
         for operation in await store.list_operations(status=status, limit=MAX_PENDING_COUNTED):
             counts[operation.kind] = counts.get(operation.kind, 0) + 1

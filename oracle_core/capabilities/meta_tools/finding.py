@@ -4,7 +4,6 @@ within the budget)."""
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -15,6 +14,7 @@ from oracle_core.capabilities.meta_tools.definition import MetaTool, RunCapabili
 from oracle_core.capabilities.meta_tools.results import about, dumps, error, fits
 from oracle_core.plugins.core_tools import LIST_CAPABILITIES, SEARCH_CAPABILITIES
 from oracle_core.values.messages import ToolCall, ToolResult
+from oracle_core.values.tool_errors import error_result
 
 if TYPE_CHECKING:
     from oracle_core.capabilities.search import Candidate, CapabilitySearch
@@ -130,8 +130,7 @@ def search_capabilities(
 
 
 def _failed(call: ToolCall, message: str, error: BaseException) -> ToolResult:
-    content = json.dumps({"error": message}, ensure_ascii=False)
-    return ToolResult(call.id, call.name, content, is_error=True, error=error)
+    return error_result(call, message, error)
 
 
 @dataclass(frozen=True)
