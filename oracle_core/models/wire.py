@@ -4,8 +4,10 @@ litellm and the openai SDK answer with objects of the same shape (``choices[0].m
 streamed ``choices[0].delta`` pieces, ``usage``), so both client paths turn them into a
 :class:`ModelResponse` with this code and report the same message, tool calls, finish reason
 and usage. The reading is tolerant: servers that call themselves OpenAI-compatible differ
-(llama.cpp repeats a tool's name in every streamed piece; ids come late or never; usage may be
-missing), and a reply of any shape is read without raising.
+(ids come late or never; usage may be missing), and a reply of any shape is read without
+raising. What one kind of server deviates in (llama.cpp repeats a tool's name in every
+streamed piece, and fails on a tool-only message without text) is its row in
+:mod:`oracle_core.models.profiles`, which the functions here are given.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Any
 
 from oracle_core.models.base import assistant_message
 from oracle_core.models.estimate import estimated_usage
+from oracle_core.models.profiles import OPENAI_COMPATIBLE, ServerProfile
 from oracle_core.values.messages import (
     FINISH_LENGTH,
     Message,
@@ -39,15 +42,20 @@ def reported(raw: Any) -> bool:
     return usage_from(raw).total_tokens > 0
 
 
-def response_from(completion: Any, request: ModelRequest | None = None) -> ModelResponse:
-    """The :class:`ModelResponse` of a whole (non-streamed) chat completion.
+def response_from(
+    completion: Any,
+    request: ModelRequest | None = None,
+    profile: ServerProfile = OPENAI_COMPATIBLE,
+) -> ModelResponse:
+    """The :class:`ModelResponse` of a whole (non-streamed) chat completion from a server
+    of ``profile``.
 
     Without usage from the server, the usage is estimated from ``request`` and the reply
     (:mod:`oracle_core.models.estimate`), marked ``estimated``.
     """
     choice = _first(_field(completion, "choices"))
     message = _field(choice, "message")
-    answer = StreamAssembler(request)
+    answer = StreamAssembler(request, profile)
     answer.add_usage(_field(completion, "usage"))
     answer.add_finish(_field(choice, "finish_reason"))
     for index, call in enumerate(_items(_field(message, "tool_calls"))):
@@ -56,19 +64,20 @@ def response_from(completion: Any, request: ModelRequest | None = None) -> Model
     return answer.response()
 
 
-def wire_messages(request: ModelRequest) -> list[Message]:
-    """The messages of ``request`` as both client paths send them.
+def wire_messages(
+    request: ModelRequest, profile: ServerProfile = OPENAI_COMPATIBLE
+) -> list[Message]:
+    """The messages of ``request`` as both client paths send them to a server of ``profile``.
 
-    An assistant message without text (one that only calls tools) carries ``"content": ""``:
-    OpenAI's types and API take ``""`` as well as a missing key or ``null``, but llama.cpp's
-    function-calling templates fail on the missing key and on ``null`` (HTTP 500), so ``""`` is
-    the one shape every OpenAI-compatible server accepts. litellm reshapes it per provider
-    where another shape is needed (Anthropic and Bedrock drop the empty text block).
+    An assistant message without text (one that only calls tools) carries the profile's
+    :attr:`~oracle_core.models.profiles.ServerProfile.tool_only_content` (``""`` for every
+    server today: llama.cpp's templates fail on a missing key and on ``null``).
     """
     messages = request.openai_messages()
+    content = profile.tool_only_content
     for index, message in enumerate(messages):
         if message.get("role") == "assistant" and message.get("content") is None:
-            messages[index] = {**message, "content": ""}
+            messages[index] = {**message, "content": content}
     return messages
 
 
@@ -84,10 +93,14 @@ class StreamAssembler:
     Args:
         request: the request answered, to estimate the usage from when the server reports
             none (``None``: zero usage).
+        profile: the kind of server streaming (its deviations are read as it has them).
     """
 
-    def __init__(self, request: ModelRequest | None = None) -> None:
+    def __init__(
+        self, request: ModelRequest | None = None, profile: ServerProfile = OPENAI_COMPATIBLE
+    ) -> None:
         self._request = request
+        self._profile = profile
         self._text: list[str] = []
         self._calls: dict[int, _CallPieces] = {}
         self._last: int | None = None  # the key of the call a piece without index continues
@@ -130,7 +143,7 @@ class StreamAssembler:
         its own (a server that numbers nothing sends each call whole, with its id).
         """
         key = index if type(index) is int else self._key_without_index(piece)
-        self._calls.setdefault(key, _CallPieces()).add(piece)
+        self._calls.setdefault(key, _CallPieces(self._profile.repeats_call_name)).add(piece)
         self._last = key
 
     def _key_without_index(self, piece: Any) -> int:
@@ -186,14 +199,15 @@ class _CallPieces:
     (``<not a string: 5>``): a tool named ``5`` must not run from ``"name": 5``, and no tool
     name can hold ``<``, so the gate refuses the call and tells the model what it sent.
 
-    A name is set once: a piece that repeats the whole name, or the name so far, adds
-    nothing (llama.cpp repeats the name in every piece of a streamed call), and one that
-    starts with the name so far replaces it (a server that resends the growing name);
-    anything else continues it (a name split over pieces). Arguments are joined as they
-    come. An id may come in any piece, or never: a call without one gets ``call_<hex>``.
+    A name is set once: on a server that repeats it (``repeats_call_name``: llama.cpp sends
+    it in every piece of a streamed call) a piece that equals the name so far adds nothing;
+    one that starts with the name so far replaces it (a server that resends the growing
+    name); anything else continues it (a name split over pieces). Arguments are joined as
+    they come. An id may come in any piece, or never: a call without one gets ``call_<hex>``.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, repeats_name: bool = True) -> None:
+        self._repeats_name = repeats_name
         self.id = ""
         self.name = ""
         self.arguments: list[str] = []
@@ -212,9 +226,11 @@ class _CallPieces:
         self.arguments.append(_text(_field(function, "arguments")))
 
     def _name(self, piece: str) -> None:
-        if piece == self.name or not piece:
+        if not piece or (piece == self.name and self._repeats_name):
             return
-        if piece.startswith(self.name):  # the first piece, or the growing name resent
+        if (
+            piece.startswith(self.name) and piece != self.name
+        ):  # the first piece, or the growing name resent
             self.name = piece
         else:
             self.name += piece
