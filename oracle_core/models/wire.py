@@ -1,5 +1,10 @@
 """The OpenAI chat completions shape on the wire: the messages sent, the replies read.
 
+This is the one module that builds or reads that shape: an assistant message with its
+``tool_calls`` entries (:func:`reply_message`, :func:`call_entry`), a tool message
+(:func:`tool_message`), and the typed :class:`~oracle_core.values.messages.ToolCall` values the
+run loop acts on, read from either (:func:`calls_of`, :func:`typed`).
+
 litellm and the openai SDK answer with objects of the same shape (``choices[0].message``,
 streamed ``choices[0].delta`` pieces, ``usage``), so both client paths turn them into a
 :class:`ModelResponse` with this code and report the same message, tool calls, finish reason
@@ -12,12 +17,12 @@ streamed piece, and fails on a tool-only message without text) is its row in
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from oracle_core.models.base import assistant_message
 from oracle_core.models.estimate import estimated_usage
 from oracle_core.models.profiles import OPENAI_COMPATIBLE, ServerProfile
 from oracle_core.values.messages import (
@@ -25,10 +30,113 @@ from oracle_core.values.messages import (
     Message,
     ModelRequest,
     ModelResponse,
+    ToolCall,
+    ToolResult,
     Usage,
 )
 
-__all__ = ["StreamAssembler", "reported", "response_from", "usage_from", "wire_messages"]
+__all__ = [
+    "StreamAssembler",
+    "assistant_message",
+    "call_entry",
+    "calls_of",
+    "read_calls",
+    "reply_message",
+    "reported",
+    "response_from",
+    "saved_reply",
+    "tool_call",
+    "tool_message",
+    "typed",
+    "usage_from",
+    "wire_messages",
+]
+
+
+def assistant_message(content: str | None, tool_calls: list[dict[str, Any]] | None) -> Message:
+    """An OpenAI assistant message; ``tool_calls`` is left out when empty."""
+    message: Message = {"role": "assistant", "content": content}
+    if tool_calls:
+        message["tool_calls"] = tool_calls
+    return message
+
+
+def tool_call(name: str, arguments: dict[str, Any] | str, call_id: str) -> dict[str, Any]:
+    """An OpenAI tool call entry, for scripted models."""
+    text = arguments if isinstance(arguments, str) else json.dumps(arguments)
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": text}}
+
+
+def call_entry(call: ToolCall) -> dict[str, Any]:
+    """``call`` as an OpenAI ``tool_calls`` entry: ``{"id", "type", "function"}``."""
+    return tool_call(call.name, call.arguments, call.id)
+
+
+def reply_message(content: str | None, calls: Sequence[ToolCall]) -> Message:
+    """The assistant message of a reply with ``content`` and ``calls``, as it is saved."""
+    return assistant_message(content, [call_entry(c) for c in calls])
+
+
+def tool_message(result: ToolResult) -> Message:
+    """``result`` as the OpenAI tool message that answers its call."""
+    return {"role": "tool", "tool_call_id": result.call_id, "content": result.content}
+
+
+def calls_of(message: Mapping[str, Any]) -> tuple[ToolCall, ...]:
+    """The tool calls of an assistant message (saved, or made by hand), typed."""
+    return read_calls(message.get("tool_calls"))
+
+
+def read_calls(entries: Any) -> tuple[ToolCall, ...]:
+    """OpenAI ``tool_calls`` entries as typed calls (anything not an entry is left out).
+
+    Every field is read as text: an id or a name that is not a string is its ``str``; the
+    arguments, the JSON text as sent (a value that is not text, as JSON).
+    """
+    calls = []
+    for entry in _items(entries):
+        if not isinstance(entry, Mapping):
+            continue
+        function = entry.get("function") or {}
+        arguments = function.get("arguments")
+        if arguments is None:
+            arguments = ""
+        elif not isinstance(arguments, str):
+            arguments = json.dumps(arguments)
+        calls.append(ToolCall(str(entry.get("id")), str(function.get("name") or ""), arguments))
+    return tuple(calls)
+
+
+def typed(response: ModelResponse) -> ModelResponse:
+    """``response`` with its typed :attr:`~ModelResponse.calls`: a response made from a
+    message alone (a middleware's, a hand-made model's) has them read from its message."""
+    if response.calls or not response.message.get("tool_calls"):
+        return response
+    return dataclasses.replace(response, calls=calls_of(response.message))
+
+
+def saved_reply(
+    response: ModelResponse, shorten: Callable[[str], str], too_long: Callable[[str], bool]
+) -> Message:
+    """The assistant message of ``response`` to save: its text through ``shorten``, and the
+    arguments ``too_long`` says are over the limit replaced by a note.
+
+    Arguments are never cut (a cut would change what the call asks for); the executor
+    refuses a call whose arguments are too long.
+    """
+    assistant = dict(response.message)
+    content = assistant.get("content")
+    if isinstance(content, str):
+        assistant["content"] = shorten(content)
+    entries = []
+    for entry, call in zip(_items(assistant.get("tool_calls")), response.calls, strict=False):
+        if too_long(call.arguments):
+            note = json.dumps({"_dropped": f"{len(call.arguments)} characters of arguments"})
+            entry = {**entry, "function": {**(entry.get("function") or {}), "arguments": note}}
+        entries.append(entry)
+    if entries:
+        assistant["tool_calls"] = entries
+    return assistant
 
 
 def usage_from(raw: Any) -> Usage:
@@ -175,18 +283,18 @@ class StreamAssembler:
         A call is cut off when the reply ended before its arguments were whole JSON: the
         stream broke, or ended at the output limit (``length``) or without saying why.
         """
-        tool_calls = [self._calls[i].call() for i in sorted(self._calls)]
+        calls = tuple(self._calls[i].call() for i in sorted(self._calls))
         ends_early = self._broken or self._finish in (None, FINISH_LENGTH)
         cut_off = tuple(
-            call["id"]
-            for key, call in zip(sorted(self._calls), tool_calls, strict=True)
+            call.id
+            for key, call in zip(sorted(self._calls), calls, strict=True)
             if ends_early and not self._calls[key].whole(self._broken)
         )
-        message = assistant_message("".join(self._text) or None, tool_calls)
+        message = reply_message("".join(self._text) or None, calls)
         usage = self._usage
         if usage is None:
             usage = Usage() if self._request is None else estimated_usage(self._request, message)
-        return ModelResponse(message, usage, self._finish, cut_off)
+        return ModelResponse(message, usage, self._finish, cut_off, calls)
 
 
 class _CallPieces:
@@ -247,12 +355,11 @@ class _CallPieces:
             return False
         return True
 
-    def call(self) -> dict[str, Any]:
-        """The call in the OpenAI shape, every field a string (the same id every time)."""
+    def call(self) -> ToolCall:
+        """The call, every field a string (the same id every time)."""
         if not self.id:
             self.id = f"call_{uuid.uuid4().hex[:24]}"
-        function = {"name": self.name, "arguments": "".join(self.arguments)}
-        return {"id": self.id, "type": "function", "function": function}
+        return ToolCall(self.id, self.name, "".join(self.arguments))
 
 
 _SHOWN = 40

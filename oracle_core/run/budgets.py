@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     from oracle_core.models.cost import PriceTable
     from oracle_core.run.state import RunState
     from oracle_core.store.base import Checkpointer
-    from oracle_core.values.messages import ToolResult, Usage
+    from oracle_core.values.messages import ToolCall, ToolResult, Usage
 
 log = logging.getLogger("oracle_core.run")
 
@@ -190,7 +190,7 @@ class BudgetGuard:
         finally:
             await self._let_go(state)
 
-    async def before_tools(self, state: RunState, calls: Sequence[dict[str, Any]]) -> None:
+    async def before_tools(self, state: RunState, calls: Sequence[ToolCall]) -> None:
         """Tool calls spend from no budget: nothing to check."""
 
     async def after_tools(self, state: RunState, results: Sequence[ToolResult]) -> None:

@@ -19,10 +19,9 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import json
+import functools
 import logging
-from collections.abc import AsyncGenerator, AsyncIterator, Mapping
-from typing import Any
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 
 from oracle_core.capabilities.gate import Shown, sent_names
 from oracle_core.errors import (
@@ -34,18 +33,13 @@ from oracle_core.errors import (
 )
 from oracle_core.models.base import EmptyReplyError
 from oracle_core.models.retries import spent_on
+from oracle_core.models.wire import call_entry, saved_reply, typed
 from oracle_core.run.deps import RunDeps
 from oracle_core.run.executor import cap, error_result, over
 from oracle_core.run.gated import GatedCalls
 from oracle_core.run.lease import ThreadLease
 from oracle_core.run.output import final_answer, output_value
-from oracle_core.run.saving import (
-    call_arguments,
-    call_name,
-    finish_step,
-    interrupted_results,
-    save,
-)
+from oracle_core.run.saving import finish_step, interrupted_results, save
 from oracle_core.run.state import RunState
 from oracle_core.run.state import new_run_id as new_run_id  # re-exported: testing/drive.py
 from oracle_core.run.turn import FirstStep, NewTurn
@@ -66,7 +60,7 @@ from oracle_core.values.messages import (
     ToolResult,
     unanswered_marker,
 )
-from oracle_core.values.text import StreamText, clean_json
+from oracle_core.values.text import StreamText, clean_json, clean_text
 
 log = logging.getLogger("oracle_core.run")
 
@@ -217,6 +211,8 @@ class Run:
         # A run resumed after a crash counts its steps from its start (state.steps_from).
         last = (state.steps_from or first) + deps.limits.max_steps
         record.model = deps.model.name  # saved with the step's outcome, a failure's too
+        shorten = functools.partial(cap, limit=deps.limits.max_text_bytes)
+        too_long = functools.partial(over, limit=deps.limits.max_text_bytes)
         for step in range(first, last):
             request = deps.requests.build(
                 thread_id=state.thread_id,
@@ -256,8 +252,8 @@ class Run:
             record.steps = step
             record.usage = record.usage + response.usage
             await deps.guards.after_model(state, step, response.usage)
-            assistant = capped_reply(response.message, deps.limits.max_text_bytes)
-            calls = response.tool_calls  # as the model sent them; the executor checks sizes
+            assistant = saved_reply(response, shorten, too_long)
+            calls = list(response.calls)  # as the model sent them; the executor checks sizes
             if not calls:  # the final answer, checked against a wanted output (run/output.py)
                 if response.empty:
                     yield UsageEvent(step, response.usage)
@@ -271,14 +267,12 @@ class Run:
             await save(deps, state, [assistant])
             yield UsageEvent(step, response.usage)
             for call in calls:
-                yield ToolCallEvent(call["id"], call_name(call), call_arguments(call))
+                yield ToolCallEvent(call.id, call.name, call.arguments)
             # The gate's rule, checked here against what really went to the provider.
             allowed = deps.gate.shown(chosen, sent)
             cut_off = frozenset(response.cut_off)  # answered here: never handed, never run
             handed = [
-                c
-                for c in calls
-                if call_name(c) in client and call_name(c) in allowed and c["id"] not in cut_off
+                c for c in calls if c.name in client and c.name in allowed and c.id not in cut_off
             ]
             if handed:  # the caller runs these: they stay unanswered in the thread
                 calls = [c for c in calls if not any(c is h for h in handed)]
@@ -290,7 +284,7 @@ class Run:
             if state.waiting:
                 return
             if handed:
-                state.client_calls = [_handed(c) for c in handed]
+                state.client_calls = [call_entry(c) for c in handed]
                 record.status = "waiting_for_client"
                 await save(deps, state, [])
                 return
@@ -334,7 +328,7 @@ class Run:
         async def whole() -> tuple[ModelResponse, frozenset[str]]:
             changed = await chain.before_model(request)
             try:
-                response = clean_response(await chain.wrap_model(changed, call_model))
+                response = typed(clean_response(await chain.wrap_model(changed, call_model)))
             except Exception as error:
                 await chain.notify(error, changed)
                 raise
@@ -369,7 +363,7 @@ class Run:
 
     async def run_tools(
         self,
-        calls: list[dict[str, Any]],
+        calls: Sequence[ToolCall],
         allowed: Shown,
         cut_off: frozenset[str] = frozenset(),
     ) -> tuple[list[ToolResult], tuple[str, ...]]:
@@ -386,11 +380,8 @@ class Run:
             deps.executor, deps.middleware, allowed, capabilities, deps.limits.tool_concurrency
         )
 
-        async def one(raw: Mapping[str, Any]) -> ToolResult:
-            call = ToolCall(
-                id=str(raw["id"]),
-                name=call_name(raw),
-                arguments=call_arguments(raw),
+        async def one(asked: ToolCall) -> ToolResult:
+            call = asked.replace(
                 thread_id=self.state.thread_id,
                 run_id=self.state.record.id,
                 loaded=capabilities.loaded,
@@ -446,18 +437,15 @@ def handed_over(stop: BaseException) -> bool:
     return isinstance(stop, asyncio.CancelledError) and stop.args[:1] == (HANDED_OVER,)
 
 
-def _handed(call: Mapping[str, Any]) -> dict[str, Any]:
-    """A client tool's call as the caller gets it: an OpenAI ``tool_calls`` entry."""
-    return {
-        "id": str(call["id"]),
-        "type": "function",
-        "function": {"name": call_name(call), "arguments": call_arguments(call)},
-    }
-
-
 def clean_response(response: ModelResponse) -> ModelResponse:
-    """``response`` with every string of its message cleaned (lone surrogates replaced)."""
-    return dataclasses.replace(response, message=clean_json(dict(response.message)))
+    """``response`` with every string of its message and calls cleaned (lone surrogates
+    replaced)."""
+    message = clean_json(dict(response.message))
+    calls = tuple(
+        c.replace(id=clean_text(c.id), name=clean_text(c.name), arguments=clean_text(c.arguments))
+        for c in response.calls
+    )
+    return dataclasses.replace(response, message=message, calls=calls)
 
 
 def unanswered(state: RunState, error: BaseException | None = None) -> list[Message]:
@@ -477,25 +465,3 @@ def unanswered(state: RunState, error: BaseException | None = None) -> list[Mess
     if not state.messages or state.messages[-1].get("role") != "user":
         return []
     return [unanswered_marker(state.record.id)]
-
-
-def capped_reply(message: Mapping[str, Any], limit: int) -> Message:
-    """The assistant message to save: its text cut to ``limit`` bytes, oversized arguments dropped.
-
-    Arguments are never cut (a cut would change what the call asks for); arguments over the
-    limit are replaced by a note, and the executor refuses the call as too long.
-    """
-    assistant = dict(message)
-    content = assistant.get("content")
-    if isinstance(content, str):
-        assistant["content"] = cap(content, limit)
-    calls = []
-    for call in assistant.get("tool_calls") or []:
-        arguments = call_arguments(call)
-        if over(arguments, limit):
-            dropped = json.dumps({"_dropped": f"{len(arguments)} characters of arguments"})
-            call = {**call, "function": {**(call.get("function") or {}), "arguments": dropped}}
-        calls.append(call)
-    if calls:
-        assistant["tool_calls"] = calls
-    return assistant

@@ -12,6 +12,7 @@ import time
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
+from oracle_core.models.wire import tool_message
 from oracle_core.run.deps import RunDeps
 from oracle_core.run.opening import unanswered_calls
 from oracle_core.run.state import RunState
@@ -88,7 +89,7 @@ async def finish_step(
         state.record.status = waiting_status(waits)
         state.waiting = list(waits)
     loads = list(loads) if loads is not None else [name for r in done for name in r.loaded]
-    await save(deps, state, [r.message() for r in done], loads)
+    await save(deps, state, [tool_message(r) for r in done], loads)
     for result in done:
         yield ToolResultEvent(
             result.call_id, result.name, result.content, result.is_error, result.refused
@@ -116,10 +117,7 @@ def interrupted_results(
     """Tool results for calls a crashed (or stopped) run left unanswered, so the thread
     stays valid; each says it was not run and why (``reason``)."""
     error = error_content(f"not run: {reason}")
-    return [
-        {"role": "tool", "tool_call_id": call_id, "content": error}
-        for call_id in unanswered_calls(messages)
-    ]
+    return [tool_message(ToolResult(i, "", error)) for i in unanswered_calls(messages)]
 
 
 def waiting_status(operations: Sequence[Operation]) -> RunStatus:

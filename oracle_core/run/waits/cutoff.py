@@ -33,6 +33,7 @@ from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 from oracle_core.errors import ThreadBusyError
+from oracle_core.models.wire import read_calls
 from oracle_core.run.deps import RunDeps
 from oracle_core.run.loop import Run
 from oracle_core.run.opening import unanswered_calls
@@ -161,8 +162,9 @@ class CutOffStep:
         if again:
             gate = deps.gate
             allowed = gate.shown(gate.names(state.loaded, operations=state.operations))
-            await deps.guards.before_tools(state, again)
-            ran, loads = await Run(deps, state).run_tools(again, allowed)
+            asked = read_calls(again)
+            await deps.guards.before_tools(state, asked)
+            ran, loads = await Run(deps, state).run_tools(asked, allowed)
             await deps.guards.after_tools(state, ran)
             results = {r.call_id: r for r in ran}
         answers = [results.get(str(c["id"])) or interrupted_result(c) for c in calls]

@@ -27,6 +27,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from oracle_core.errors import ThreadBusyError
+from oracle_core.models.wire import tool_message
 from oracle_core.run.deps import RunDeps
 from oracle_core.run.gated import offered_by
 from oracle_core.run.loop import Run
@@ -165,7 +166,7 @@ class ResumeStep:
                 async for event in finish_step(deps, state, [result]):
                     yield event
                 return
-            await save(deps, state, [result.message()], result.loaded)
+            await save(deps, state, [tool_message(result)], result.loaded)
             yield ToolResultEvent(
                 result.call_id, result.name, result.content, result.is_error, result.refused
             )
