@@ -4,7 +4,7 @@ A run is a loop over a :class:`~oracle_core.run.state.RunState` value and its
 :class:`~oracle_core.run.deps.RunDeps`. It holds the thread (lock and lease), takes its
 first step (:class:`~oracle_core.run.turn.FirstStep`: a new turn saves the user's message,
 a resume answers the call that waited), then asks the model (through the middleware
-chain, with the gate's tool list), saves the assistant message, runs the tool calls
+chain, with the gate's tool list: :mod:`oracle_core.run.asking`), saves the assistant message, runs the tool calls
 (concurrently, bounded, results in call order), saves their results and any capability
 loads, and repeats until the model answers without tool calls or the step limit is
 reached. State is saved after every step. The run publishes its events to the thread's
@@ -18,12 +18,11 @@ model, before any middleware sees a call and again for a call a middleware repla
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import functools
 import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 
-from oracle_core.capabilities.gate import Shown, sent_names
+from oracle_core.capabilities.gate import Shown
 from oracle_core.errors import (
     OracleError,
     RunLimitError,
@@ -33,7 +32,8 @@ from oracle_core.errors import (
 )
 from oracle_core.models.base import EmptyReplyError
 from oracle_core.models.retries import spent_on
-from oracle_core.models.wire import call_entry, saved_reply, typed
+from oracle_core.models.wire import call_entry, saved_reply
+from oracle_core.run.asking import ask_model, remaining
 from oracle_core.run.deps import RunDeps
 from oracle_core.run.executor import cap, error_result, over
 from oracle_core.run.gated import GatedCalls
@@ -54,13 +54,11 @@ from oracle_core.values.events import (
 )
 from oracle_core.values.messages import (
     Message,
-    ModelRequest,
     ModelResponse,
     ToolCall,
     ToolResult,
     unanswered_marker,
 )
-from oracle_core.values.text import StreamText, clean_json, clean_text
 
 log = logging.getLogger("oracle_core.run")
 
@@ -239,7 +237,7 @@ class Run:
             )
             outcome: tuple[ModelResponse, frozenset[str]] | None = None
             try:
-                async for item in self._model_call(request):
+                async for item in ask_model(deps, state, request):
                     if isinstance(item, TextDelta):
                         yield item
                     else:
@@ -294,73 +292,6 @@ class Run:
             "Oracle(max_steps=...) when embedding)"
         )
 
-    async def _model_call(
-        self, request: ModelRequest
-    ) -> AsyncIterator[TextDelta | tuple[ModelResponse, frozenset[str]]]:
-        """Ask the model through the middleware; yields text deltas, then the response and
-        the names of the tools the provider was sent (read once, as it was sent).
-
-        This is the one place a model's reply enters the run: its text is cleaned here
-        (:func:`~oracle_core.values.text.clean_text`), so the answer, the events and every
-        surface built from them carry valid Unicode, not only what is saved.
-        """
-        chain = self.deps.middleware
-        model = self.deps.model
-        queue: asyncio.Queue[TextDelta] = asyncio.Queue()
-        sent: list[tuple[ModelRequest, frozenset[str]]] = []
-
-        async def call_model(req: ModelRequest) -> ModelResponse:
-            sent.append((req, sent_names(req.tools)))  # exactly what the provider is sent
-            if not self.state.stream:
-                return await model.complete(req)
-            final: ModelResponse | None = None
-            text = StreamText()
-            async for piece in model.stream(req):
-                if isinstance(piece, ModelResponse):
-                    final = piece
-                elif delta := text.feed(str(piece)):
-                    queue.put_nowait(TextDelta(delta))
-            if rest := text.flush():
-                queue.put_nowait(TextDelta(rest))
-            assert final is not None
-            return final
-
-        async def whole() -> tuple[ModelResponse, frozenset[str]]:
-            changed = await chain.before_model(request)
-            try:
-                response = typed(clean_response(await chain.wrap_model(changed, call_model)))
-            except Exception as error:
-                await chain.notify(error, changed)
-                raise
-            # A middleware that answered without calling the model sent nothing: its
-            # response may only call what the request it saw offered.
-            shown, names = sent[-1] if sent else (changed, sent_names(changed.tools))
-            await chain.after_model(shown, response)
-            return response, names
-
-        task = asyncio.ensure_future(whole())
-        getter: asyncio.Future[TextDelta] | None = None
-        try:
-            while not task.done():
-                getter = asyncio.ensure_future(queue.get())
-                await asyncio.wait(
-                    {task, getter}, timeout=self._remaining(), return_when=asyncio.FIRST_COMPLETED
-                )
-                if getter.done():
-                    yield getter.result()
-                    continue
-                getter.cancel()
-                if not task.done():
-                    raise self._overtime("waiting for the model")
-            while not queue.empty():
-                yield queue.get_nowait()
-            yield task.result()
-        finally:
-            if getter is not None and not getter.done():
-                getter.cancel()  # a run cancelled while waiting must not leave it pending
-            if not task.done():
-                task.cancel()
-
     async def run_tools(
         self,
         calls: Sequence[ToolCall],
@@ -390,7 +321,7 @@ class Run:
             if call.id in cut_off:
                 return gated.answer(call, error_result(call, CUT_OFF))
             try:
-                async with asyncio.timeout(self._remaining()):
+                async with asyncio.timeout(remaining(self.state)):
                     result = await gated.run(call)
             except TimeoutError as error:
                 result = error_result(
@@ -406,15 +337,6 @@ class Run:
 
         results = list(await asyncio.gather(*(one(c) for c in calls)))
         return results, capabilities.new
-
-    def _remaining(self) -> float:
-        return max(0.0, self.state.deadline - asyncio.get_running_loop().time())
-
-    def _overtime(self, doing: str) -> RunLimitError:
-        return RunLimitError(
-            f"the run took longer than its limit of {self.deps.limits.run_timeout:g} s "
-            f"({doing}); raise it with RunLimits(run_timeout=...)"
-        )
 
 
 CUT_OFF = (
@@ -435,17 +357,6 @@ end with this status."""
 def handed_over(stop: BaseException) -> bool:
     """Whether ``stop`` is the cancellation that hands a run over (:data:`HANDED_OVER`)."""
     return isinstance(stop, asyncio.CancelledError) and stop.args[:1] == (HANDED_OVER,)
-
-
-def clean_response(response: ModelResponse) -> ModelResponse:
-    """``response`` with every string of its message and calls cleaned (lone surrogates
-    replaced)."""
-    message = clean_json(dict(response.message))
-    calls = tuple(
-        c.replace(id=clean_text(c.id), name=clean_text(c.name), arguments=clean_text(c.arguments))
-        for c in response.calls
-    )
-    return dataclasses.replace(response, message=message, calls=calls)
 
 
 def unanswered(state: RunState, error: BaseException | None = None) -> list[Message]:
