@@ -34,6 +34,7 @@ import anyio
 from fastapi import APIRouter, Depends, Request
 from starlette.responses import JSONResponse, Response
 
+from oracle_core.models.wire import call_entry, calls_of
 from oracle_core.server.bodies import ChatCompletionRequest
 from oracle_core.server.context import ServerContext
 from oracle_core.server.errors import ApiError
@@ -334,8 +335,7 @@ def _reply(state: ThreadState, carry: Carry) -> dict[str, Any] | None:
     if run.status == "completed":
         return {"role": "assistant", "content": str(last.get("content") or "")}
     if run.status == "waiting_for_client":
-        calls = last.get("tool_calls") or []
-        handed = [c for c in calls if (c.get("function") or {}).get("name") in carry.client_names]
+        handed = [call_entry(c) for c in calls_of(last) if c.name in carry.client_names]
         return {"role": "assistant", "content": None, "tool_calls": handed}
     return None
 
