@@ -42,6 +42,8 @@ GUARDED_MODULES = (
     "oracle_core.capabilities.state",
     "oracle_core.plugins.core_tools",
     "oracle_core.plugins.deferred",  # a deferred plugin's tools hand calls to the real ones
+    "oracle_core.models.wire",  # reads the tool calls of a reply, which the gate checks
+    "oracle_core.run.asking",  # records which tools reached the provider
     "oracle_core.run.calls",
     "oracle_core.run.chain",
     "oracle_core.run.executor",
