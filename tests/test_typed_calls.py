@@ -71,6 +71,20 @@ def test_a_response_made_from_a_message_alone_gets_its_calls_read_from_it() -> N
     assert typed(ModelResponse(assistant_message("hi", None))).calls == ()
 
 
+def test_the_calls_a_run_acts_on_are_those_of_the_message_a_middleware_left() -> None:
+    import dataclasses
+
+    model_said = response_from(
+        {"choices": [{"message": {"tool_calls": [tool_call("delete", "{}", "c1")]}}]}
+    )
+    changed = dataclasses.replace(  # a middleware that drops the call from the message
+        model_said, message=assistant_message("I will not.", None)
+    )
+
+    assert typed(model_said) is model_said
+    assert typed(changed).calls == ()
+
+
 @pytest.mark.parametrize(
     ("arguments", "decoded"),
     [("", {}), ("  ", {}), ('{"a": [1]}', {"a": [1]}), ("[1]", None), ("{", None), ("3", None)],

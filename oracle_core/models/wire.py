@@ -108,11 +108,15 @@ def read_calls(entries: Any) -> tuple[ToolCall, ...]:
 
 
 def typed(response: ModelResponse) -> ModelResponse:
-    """``response`` with its typed :attr:`~ModelResponse.calls`: a response made from a
-    message alone (a middleware's, a hand-made model's) has them read from its message."""
-    if response.calls or not response.message.get("tool_calls"):
-        return response
-    return dataclasses.replace(response, calls=calls_of(response.message))
+    """``response`` with the typed :attr:`~ModelResponse.calls` of its message.
+
+    The message is what is saved and sent back to the model, so the calls the run acts on
+    are always its own: a response made from a message alone (a middleware's, a hand-made
+    model's) has them read from it, and so has one whose message a middleware changed
+    (``dataclasses.replace(response, message=...)``) and whose calls it left as they were.
+    """
+    calls = calls_of(response.message)
+    return response if calls == response.calls else dataclasses.replace(response, calls=calls)
 
 
 def saved_reply(
@@ -129,9 +133,10 @@ def saved_reply(
     if isinstance(content, str):
         assistant["content"] = shorten(content)
     entries = []
-    for entry, call in zip(_items(assistant.get("tool_calls")), response.calls, strict=False):
-        if too_long(call.arguments):
-            note = json.dumps({"_dropped": f"{len(call.arguments)} characters of arguments"})
+    for entry in _items(assistant.get("tool_calls")):
+        read = read_calls([entry])  # () for an entry that is no call: kept as it is
+        if read and too_long(arguments := read[0].arguments):
+            note = json.dumps({"_dropped": f"{len(arguments)} characters of arguments"})
             entry = {**entry, "function": {**(entry.get("function") or {}), "arguments": note}}
         entries.append(entry)
     if entries:

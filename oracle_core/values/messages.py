@@ -171,9 +171,12 @@ class ModelResponse:
 
     The run acts on :attr:`calls`, typed; :attr:`message` is the assistant message as it is
     saved and sent back to the model (the OpenAI shape, built and read only in
-    :mod:`oracle_core.models.wire`). The oracle's models give both. A response made from a
-    message alone (``ModelResponse({"role": "assistant", ...})``, as a middleware may answer)
-    has its calls read from the message when it enters the run.
+    :mod:`oracle_core.models.wire`), and the calls are always its own: the oracle's models
+    give both, and a response made from a message alone
+    (``ModelResponse({"role": "assistant", ...})``, as a middleware may answer) or whose
+    message a middleware changed has its calls read from the message when it enters the
+    run. To change a reply's calls, change its message
+    (:func:`oracle_core.models.wire.reply_message` makes one from calls).
 
     Attributes:
         message: the assistant message (OpenAI format).
