@@ -12,7 +12,7 @@ import time
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
-from oracle_core.models.wire import tool_message
+from oracle_core.models.wire import read_calls, tool_message
 from oracle_core.run.deps import RunDeps
 from oracle_core.run.opening import unanswered_calls
 from oracle_core.run.state import RunState
@@ -134,16 +134,13 @@ def requested(operation: Operation) -> Event:
 
 
 def call_name(call: Mapping[str, Any]) -> str:
-    """The function name of a model's tool call."""
-    return str((call.get("function") or {}).get("name") or "")
+    """The function name of a saved ``tool_calls`` entry (read by :mod:`oracle_core.models.wire`)."""
+    return read_calls([call])[0].name
 
 
 def call_arguments(call: Mapping[str, Any]) -> str:
-    """The arguments of a model's tool call, as the JSON text it sent."""
-    value = (call.get("function") or {}).get("arguments")
-    if value is None:
-        return ""
-    return value if isinstance(value, str) else json.dumps(value)
+    """The arguments of a saved ``tool_calls`` entry, as the JSON text the model sent."""
+    return read_calls([call])[0].arguments
 
 
 async def _count(messages: list[Message]) -> list[int]:
