@@ -31,6 +31,8 @@ PLACED: dict[str, list[tuple[str, str | None]]] = {
         ("openai/local", None),
         ("mistral/mistral-large", None),
         ("openai/x", "not a url:"),
+        ("openai/claude-3-5", None),  # a proxy's name: only the bare name is Anthropic's
+        ("openai/gpt-4o", "http://[::1"),
     ],
 }
 """Model strings (and ``api_base``) that reach each row: every row needs at least one."""

@@ -31,8 +31,10 @@ class ServerProfile:
         prefixes: litellm provider prefixes of model strings that reach it (``ollama/``).
         ports: the ports its own server listens on unless told otherwise, to know it by an
             ``api_base`` when the model string says only ``openai/``.
-        hosted: it is a provider's own API, known by a model string without ``api_base``.
-        names: model name starts that reach it without a prefix (``claude``).
+        names: starts of the model names of a provider's own API, known by a model string
+            without ``api_base``: a bare name (``claude-sonnet-4``), or one after
+            ``name_prefix``.
+        name_prefix: the litellm prefix its bare names may carry (``openai/``).
         tool_only_content: the ``content`` sent with an assistant message that only calls
             tools. ``""``: llama.cpp's function-calling templates fail (HTTP 500) on a
             missing key and on ``null``; OpenAI's API takes ``""`` as well as either, and
@@ -47,8 +49,8 @@ class ServerProfile:
     name: str
     prefixes: tuple[str, ...] = ()
     ports: tuple[int, ...] = ()
-    hosted: bool = False
     names: tuple[str, ...] = ()
+    name_prefix: str = ""
     tool_only_content: str | None = ""
     repeats_call_name: bool = False
 
@@ -58,8 +60,9 @@ class ServerProfile:
             return True
         if api_base:
             return _port(api_base) in self.ports
-        bare = model.split("/", 1)[-1] if model.startswith("openai/") else model
-        return self.hosted and "/" not in bare and bare.lower().startswith(self.names)
+        if self.name_prefix and model.startswith(self.name_prefix):
+            model = model[len(self.name_prefix) :]
+        return bool(self.names) and "/" not in model and model.lower().startswith(self.names)
 
 
 OPENAI_COMPATIBLE = ServerProfile(
@@ -81,13 +84,12 @@ PROFILES: tuple[ServerProfile, ...] = (
     ServerProfile("LM Studio", prefixes=("lm_studio/",), ports=(1234,)),
     ServerProfile(
         "OpenAI",
-        hosted=True,
         names=("gpt-", "o1", "o3", "o4", "chatgpt-", "codex"),
+        name_prefix="openai/",
     ),
     ServerProfile(
         "Anthropic (through litellm)",
         prefixes=("anthropic/",),
-        hosted=True,
         names=("claude",),
     ),
 )
