@@ -6,7 +6,7 @@ such difference is a column of :class:`ServerProfile`, and each kind of server a
 :data:`PROFILES`; the request builder (:func:`~oracle_core.models.wire.wire_messages`) and
 the stream assembler (:class:`~oracle_core.models.wire.StreamAssembler`) read the row of the
 server a model talks to (:func:`profile_for`), never an ``if`` of their own. A new quirk is
-one column (or one row) and its case in ``tests/test_model_profiles.py``.
+one column (or one row) and its case in ``tests/models/test_model_profiles.py``.
 
 A server reached as ``openai/<model>`` at an ``api_base`` could be any of them, so a server
 the table cannot place gets :data:`OPENAI_COMPATIBLE`, which assumes every deviation it

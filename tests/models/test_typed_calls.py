@@ -22,7 +22,7 @@ from oracle_core.models.wire import (
     typed,
 )
 
-RUN = Path(__file__).resolve().parents[1] / "oracle_core" / "run"
+RUN = Path(__file__).resolve().parents[2] / "oracle_core" / "run"
 
 
 def test_a_streamed_reply_carries_its_calls_as_typed_values_beside_the_message() -> None:
