@@ -45,6 +45,7 @@ __all__ = [
     "reported",
     "response_from",
     "saved_reply",
+    "tool_answer",
     "tool_call",
     "tool_message",
     "typed",
@@ -79,7 +80,12 @@ def reply_message(content: str | None, calls: Sequence[ToolCall]) -> Message:
 
 def tool_message(result: ToolResult) -> Message:
     """``result`` as the OpenAI tool message that answers its call."""
-    return {"role": "tool", "tool_call_id": result.call_id, "content": result.content}
+    return tool_answer(result.call_id, result.content)
+
+
+def tool_answer(call_id: str, content: str) -> Message:
+    """The OpenAI tool message that answers the call ``call_id`` with ``content``."""
+    return {"role": "tool", "tool_call_id": call_id, "content": content}
 
 
 def calls_of(message: Mapping[str, Any]) -> tuple[ToolCall, ...]:

@@ -7,12 +7,11 @@ waited), so both save, count and turn waiting calls into operations the same way
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
-from oracle_core.models.wire import read_calls, tool_message
+from oracle_core.models.wire import read_calls, tool_answer, tool_message
 from oracle_core.run.deps import RunDeps
 from oracle_core.run.opening import unanswered_calls
 from oracle_core.run.state import RunState
@@ -117,7 +116,7 @@ def interrupted_results(
     """Tool results for calls a crashed (or stopped) run left unanswered, so the thread
     stays valid; each says it was not run and why (``reason``)."""
     error = error_content(f"not run: {reason}")
-    return [tool_message(ToolResult(i, "", error)) for i in unanswered_calls(messages)]
+    return [tool_answer(call_id, error) for call_id in unanswered_calls(messages)]
 
 
 def waiting_status(operations: Sequence[Operation]) -> RunStatus:

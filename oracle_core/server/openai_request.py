@@ -23,9 +23,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from oracle_core.errors import OutputSchemaError
-from oracle_core.models.wire import call_entry, tool_message
+from oracle_core.models.wire import call_entry, tool_answer
 from oracle_core.server.errors import ApiError
-from oracle_core.values.messages import Message, ToolCall, ToolResult
+from oracle_core.values.messages import Message, ToolCall
 from oracle_core.values.output import OutputSchema
 from oracle_core.values.run_options import ClientTool, RunOptions
 
@@ -284,7 +284,7 @@ def _history(rows: Sequence[Mapping[str, Any]]) -> list[Message]:
                     f"a tool message answers {call_id!r}, which no earlier assistant message "
                     "called",
                 )
-            history.append(tool_message(ToolResult(call_id, "", text_of(row.get("content")))))
+            history.append(tool_answer(call_id, text_of(row.get("content"))))
             continue
         message: Message = {"role": role, "content": text_of(row.get("content"))}
         calls = row.get("tool_calls") if role == "assistant" else None
