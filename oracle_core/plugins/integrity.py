@@ -44,6 +44,7 @@ GUARDED_MODULES = (
     "oracle_core.plugins.deferred",  # a deferred plugin's tools hand calls to the real ones
     "oracle_core.models.wire",  # reads the tool calls of a reply, which the gate checks
     "oracle_core.run.asking",  # records which tools reached the provider
+    "oracle_core.run.begin",  # checks a caller's client tools and results before a run starts
     "oracle_core.run.calls",
     "oracle_core.run.chain",
     "oracle_core.run.executor",
