@@ -10,14 +10,22 @@ Each plugin has 4 tools (from Seal-Tools). For each catalog size the script meas
   127.0.0.1, next to a bare ``litellm.acompletion`` to the same server with the same
   messages and tools, and their ratio.
 
-Run: ``.venv/bin/python bench/overhead.py [--runs 60]``
+With ``--base TREE`` (e.g. ``git worktree add /tmp/base HEAD``) each size is also measured
+with the oracle-core of that tree, marked ``(base)``: every measurement runs in a fresh
+process (the script again, with ``PYTHONPATH`` set to the tree for the base), the two trees'
+processes taking turns, so a before and after share one run of the machine.
+
+Run: ``.venv/bin/python bench/overhead.py [--runs 60] [--sizes 1,100,1000] [--base TREE]``
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
+import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -137,27 +145,31 @@ async def measure(plugins: int, runs: int, server: FakeOpenAI, work: Path) -> di
     }
 
 
-async def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--runs", type=int, default=60, help="runs per measurement (median reported)"
-    )
-    parser.add_argument("--sizes", default="1,100,1000", help="catalog sizes")
-    args = parser.parse_args()
-    rows = []
-    with tempfile.TemporaryDirectory() as folder, FakeOpenAI() as server:
-        for size in [int(s) for s in args.sizes.split(",")]:
-            print(f"measuring {size} plugins...", file=sys.stderr, flush=True)
-            rows.append(await measure(size, args.runs, server, Path(folder)))
+def in_process(tree: str | None, size: int, runs: int) -> dict[str, float]:
+    """One size measured in a fresh process, with the oracle-core of ``tree`` (``None``: the
+    installed one)."""
+    env = {**os.environ}
+    if tree is not None:
+        env["PYTHONPATH"] = str(Path(tree).resolve())
+    else:
+        env.pop("PYTHONPATH", None)
+    command = [sys.executable, __file__, "--sizes", str(size), "--runs", str(runs), "--row"]
+    done = subprocess.run(command, env=env, capture_output=True, text=True, check=True)
+    row: dict[str, float] = json.loads(done.stdout.splitlines()[-1])
+    return row
+
+
+def table(rows: list[tuple[str, dict[str, float]]]) -> None:
+    """Print one line a measurement, ``label`` first."""
     header = (
-        f"{'plugins':>8} {'startup s':>10} {'gate us':>8} {'prompt us':>10} {'schemas us':>11} "
+        f"{'plugins':>15} {'startup s':>10} {'gate us':>8} {'prompt us':>10} {'schemas us':>11} "
         f"{'split us':>9} {'save us':>8} {'run ms':>8} {'bare ms':>8} {'ratio':>6} {'overhead ms':>12}"
     )
     print(header)
     print("-" * len(header))
-    for r in rows:
+    for label, r in rows:
         print(
-            f"{r['plugins']:>8} {r['startup_s']:>10.2f} {r['gate_us']:>8.1f} {r['prompt_us']:>10.1f} "
+            f"{label:>15} {r['startup_s']:>10.2f} {r['gate_us']:>8.1f} {r['prompt_us']:>10.1f} "
             f"{r['schemas_us']:>11.1f} {r['split_us']:>9.1f} {r['save_us']:>8.1f} {r['run_ms']:>8.2f} "
             f"{r['bare_ms']:>8.2f} {r['run_ms'] / r['bare_ms']:>6.2f} {r['run_ms'] - r['bare_ms']:>12.2f}"
         )
@@ -165,6 +177,37 @@ async def main() -> None:
         "\nrun ms: a whole Oracle.run (one model call, state saved at each step) through litellm to the\n"
         "fake server; bare ms: litellm.acompletion alone with the same messages and tools."
     )
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--runs", type=int, default=60, help="runs per measurement (median reported)"
+    )
+    parser.add_argument("--sizes", default="1,100,1000", help="catalog sizes")
+    parser.add_argument(
+        "--base", help="also measure the oracle-core of this tree (a worktree of the commit before)"
+    )
+    parser.add_argument("--row", action="store_true", help=argparse.SUPPRESS)  # one JSON row
+    args = parser.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",")]
+    if args.base:
+        rows: list[tuple[str, dict[str, float]]] = []
+        for size in sizes:
+            print(f"measuring {size} plugins, both trees...", file=sys.stderr, flush=True)
+            rows.append((str(size), in_process(None, size, args.runs)))
+            rows.append((f"{size} (base)", in_process(args.base, size, args.runs)))
+        table(rows)
+        return
+    measured = []
+    with tempfile.TemporaryDirectory() as folder, FakeOpenAI() as server:
+        for size in sizes:
+            print(f"measuring {size} plugins...", file=sys.stderr, flush=True)
+            measured.append(await measure(size, args.runs, server, Path(folder)))
+    if args.row:
+        print(json.dumps(measured[-1]))
+        return
+    table([(str(int(r["plugins"])), r) for r in measured])
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""Assembling an oracle: its plugins, its surface, its wait checks, its run deps.
+"""Assembling an oracle: its plugins, its surface, its model, its wait checks, its run deps.
 
 The :class:`~oracle_core.Oracle` calls these as it is built and as it starts; each is a
 plain function of what it is given, so the facade keeps only its lifecycle and delegations.
@@ -15,6 +15,7 @@ from typing import Any
 import pluggy
 
 from oracle_core.authoring.host import OracleHandle, PluginHost, PluginStates
+from oracle_core.capabilities.prompt import tier1_warning
 from oracle_core.capabilities.state import Capabilities
 from oracle_core.capabilities.surface import (
     Catalog,
@@ -27,6 +28,7 @@ from oracle_core.credentials.sealed import Credentials
 from oracle_core.errors import PluginLoadError, StrictPluginError, SurfaceError
 from oracle_core.models.base import Model
 from oracle_core.models.cost import PriceTable
+from oracle_core.models.demo import DemoModel
 from oracle_core.plugins.discovery import did_you_mean, select, unmatched
 from oracle_core.plugins.installed import installed_plugins
 from oracle_core.plugins.loader import Candidate, assemble, source_for_object
@@ -39,7 +41,7 @@ from oracle_core.run.deps import RunDeps
 from oracle_core.run.executor import ToolExecutor
 from oracle_core.run.guards import Guards
 from oracle_core.run.locks import ThreadLocks
-from oracle_core.run.observe import Observers
+from oracle_core.run.observe import Observers, RunObserver
 from oracle_core.run.pool import SyncToolPool
 from oracle_core.run.requests import RequestBuilder
 from oracle_core.run.threads import ThreadCache
@@ -50,9 +52,38 @@ from oracle_core.run.waits.connections import ConnectionCheck
 from oracle_core.run.waits.opening import open_operations
 from oracle_core.settings import Settings
 from oracle_core.store.base import Checkpointer
+from oracle_core.telemetry import default_observers
+from oracle_core.telemetry.metrics import OracleMetrics
+from oracle_core.values.count_memo import CountMemo
 from oracle_core.values.limits import RunLimits
+from oracle_core.values.messages import ModelRequest, ModelResponse
 
 log = logging.getLogger("oracle_core.assembly")
+
+TIER1_COUNTS = "tier1-tokens.json"
+"""The file under ``$ORACLE_HOME/cache`` that remembers the Tier-1 block's token count."""
+
+NO_MODEL_WARNING = (
+    "no model is set, so this oracle runs the offline demo model (canned answers that call "
+    'tools); set ORACLE_MODEL or pass Oracle(model=...), or model="demo" to choose it'
+)
+"""Logged by the first model call of an oracle whose model neither ``model=`` nor
+``ORACLE_MODEL`` names (an oracle that never calls its model, as ``oracle mcp``, says nothing)."""
+
+
+class FallbackDemo(DemoModel):
+    """The demo model an oracle falls back to when no model is set: its first call logs
+    :data:`NO_MODEL_WARNING`, since a library user who forgot ``model=`` would otherwise get
+    canned answers and tool calls they never asked for, without a word."""
+
+    _warned = False
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        """The demo's answer; the first call of this model logs :data:`NO_MODEL_WARNING`."""
+        if not self._warned:
+            self._warned = True
+            logging.getLogger("oracle_core").warning(NO_MODEL_WARNING)
+        return await super().complete(request)
 
 
 def assemble_plugins(
@@ -151,9 +182,26 @@ def choose_model(model: str | None, settings: Settings) -> Model:
         key = settings.api_key or stored_key_for(name, settings.home, settings.env or os.environ)
         calls = settings.model_call_settings(name).model_arguments()
         return model_for(name, api_base=settings.api_base, api_key=key, env=settings.env, **calls)
-    from oracle_core.models.demo import DemoModel
-
     return DemoModel()
+
+
+def oracle_model(model: Model | str | None, settings: Settings) -> Model:
+    """The model an oracle runs: the one given, else the model of the string given or of
+    ``settings.model`` (:func:`choose_model`), else :class:`FallbackDemo`."""
+    if isinstance(model, Model):
+        return model
+    if model or settings.model:
+        return choose_model(model, settings)
+    return FallbackDemo()
+
+
+def tier1_warning_of(settings: Settings, registry: Registry, surface: Surface) -> str | None:
+    """A warning when the Tier-1 block costs more than ``settings.tier1_budget`` tokens
+    (``None`` on a specialist surface, which has no Tier-1 block)."""
+    if isinstance(surface, Specialist):
+        return None
+    memo = CountMemo(settings.home / "cache" / TIER1_COUNTS)
+    return tier1_warning(registry, settings.tier1_budget, memo)
 
 
 def wait_checks(settings: Settings, credentials: Credentials) -> list[WaitCheck]:
@@ -218,6 +266,8 @@ def build_deps(
         store=store,
         requests=requests,
         executor=executor,
+        gate=requests.gate,
+        capabilities=executor.capabilities,
         middleware=MiddlewareChain(requests.registry.middleware()),
         limits=limits,
         locks=locks,
@@ -243,7 +293,38 @@ def with_registry(deps: RunDeps, requests: RequestBuilder) -> RunDeps:
         ),
     )
     middleware = MiddlewareChain(registry.middleware())
-    return dataclasses.replace(deps, requests=requests, executor=executor, middleware=middleware)
+    return dataclasses.replace(
+        deps,
+        requests=requests,
+        executor=executor,
+        gate=requests.gate,
+        capabilities=executor.capabilities,
+        middleware=middleware,
+    )
+
+
+def started_deps(
+    settings: Settings,
+    requests: RequestBuilder,
+    *,
+    model: Model,
+    store: Checkpointer,
+    oracle: OracleHandle,
+    pool: SyncToolPool,
+    credentials: Credentials,
+    background: BackgroundWork,
+    limits: RunLimits,
+    locks: ThreadLocks,
+    observers: Sequence[RunObserver],
+    metrics: OracleMetrics,
+) -> RunDeps:
+    """What the runs of an oracle whose plugins have started use: its tool executor, its
+    observers (the default ones of ``settings``, then ``observers``), its guards."""
+    registry = requests.registry
+    executor = tool_executor(registry, limits, oracle, pool, credentials, background)
+    seeing = Observers([*default_observers(settings, metrics), *observers])
+    guards = run_guards(settings, limits, store, registry)
+    return build_deps(model, store, requests, executor, limits, locks, seeing, guards)
 
 
 def replaced(registry: Registry, plugin: Plugin) -> Registry:

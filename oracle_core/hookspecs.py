@@ -90,9 +90,10 @@ def oracle_tools(config: Mapping[str, Any], oracle: PluginHost) -> list[Tool]:  
 
     Returns:
         A list of :class:`~oracle_core.Tool`. Tool names must be unique across all plugins
-        and must not shadow the meta-tools (``list_capabilities``, ``load_capability``,
-        ``search_capabilities``); each definition must be one OpenAI function calling
-        accepts. Any problem leaves the plugin out, naming the tool and the fix.
+        and must not take a core meta-tool's name, in any letter case
+        (:data:`~oracle_core.plugins.core_tools.META_TOOL_NAMES`); each definition must be
+        one OpenAI function calling accepts. Any problem leaves the plugin out, naming the
+        tool and the fix.
     """
 
 

@@ -3,102 +3,77 @@
 Its lifecycle, like datasette's: build (the plugins into a registry, by
 :mod:`oracle_core.assembly`), start (every ``oracle_startup`` hook, then the
 :class:`~oracle_core.run.deps.RunDeps`), run (any number of runs over them), close
-(``oracle_shutdown`` hooks, the store). Waits are settled by
-:mod:`oracle_core.run.waits.settle`; the ``*_sync`` twins are made by one helper.
+(``oracle_shutdown`` hooks, the store). Approvals, connections and operations are the
+oracle's base class's (:class:`~oracle_core.settling.Settling`, over
+:mod:`oracle_core.run.waits.settle`); the ``*_sync`` twins are made by one helper.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import os
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import aclosing
 from typing import Any
 
 import pluggy
 
+from oracle_core.assembly import TIER1_COUNTS as TIER1_COUNTS  # where tests import it
 from oracle_core.assembly import (
     assemble_plugins,
-    build_deps,
-    choose_model,
     choose_surface,
     chosen_limits,
+    oracle_model,
     replaced,
-    run_guards,
-    tool_executor,
+    started_deps,
+    tier1_warning_of,
     with_registry,
 )
 from oracle_core.authoring.host import PluginStates
-from oracle_core.authoring.secrets import Secret
-from oracle_core.blocking import Blocking, sync_twin
-from oracle_core.capabilities.prompt import DEFAULT_INSTRUCTIONS, tier1_warning
-from oracle_core.capabilities.surface import Specialist, Surface
-from oracle_core.credentials.sealed import ConnectionStatus, Credentials, statuses
+from oracle_core.blocking import sync_twin
+from oracle_core.capabilities.prompt import DEFAULT_INSTRUCTIONS
+from oracle_core.capabilities.surface import Surface
 from oracle_core.errors import OracleClosedError
 from oracle_core.handle import PluginHandle, RegistryViews
 from oracle_core.models.base import Model
-from oracle_core.models.demo import DemoModel
 from oracle_core.plugins.collector import fewer_collections
 from oracle_core.plugins.lifecycle import Lifecycle
 from oracle_core.plugins.loader import new_plugin_manager
 from oracle_core.plugins.registry import Plugin, Registry
 from oracle_core.prompt_report import prompt_report
-from oracle_core.run.client import ToolResultsStep, check_client_tools, check_thread_results
+from oracle_core.run.begin import begin_run
 from oracle_core.run.deps import RunDeps
 from oracle_core.run.locks import ThreadLocks
-from oracle_core.run.loop import Run
-from oracle_core.run.observe import Observers, RunObserver
+from oracle_core.run.observe import RunObserver
 from oracle_core.run.pool import SyncToolPool
 from oracle_core.run.requests import RequestBuilder
-from oracle_core.run.state import RunState
-from oracle_core.run.waits import settle
 from oracle_core.run.waits.background import BackgroundWork
 from oracle_core.run.waits.sweep import CutOffSweeper
 from oracle_core.settings import Settings
+from oracle_core.settling import Settling
 from oracle_core.store.base import Checkpointer
+from oracle_core.store.faceted import as_checkpointer
+from oracle_core.store.facets import facet_of
 from oracle_core.store.opening import open_store
-from oracle_core.telemetry import default_observers
+from oracle_core.store.threads import ThreadStore
 from oracle_core.telemetry.metrics import OracleMetrics
 from oracle_core.values.attachments import Attachment
-from oracle_core.values.count_memo import CountMemo
 from oracle_core.values.events import Event
-from oracle_core.values.ids import check_thread_id, check_user_id
 from oracle_core.values.limits import RunLimits
-from oracle_core.values.messages import ModelRequest, ModelResponse
-from oracle_core.values.operations import Operation
 from oracle_core.values.output import OutputType
 from oracle_core.values.result import RunResult
 from oracle_core.values.run_options import RunOptions
 
 log = logging.getLogger("oracle_core")
 
-TIER1_COUNTS = "tier1-tokens.json"
-"""The file under ``$ORACLE_HOME/cache`` that remembers the Tier-1 block's token count."""
 
-NO_MODEL_WARNING = (
-    "no model is set, so this oracle runs the offline demo model (canned answers that call "
-    'tools); set ORACLE_MODEL or pass Oracle(model=...), or model="demo" to choose it'
-)
-"""Logged by the first model call of an oracle whose model neither ``model=`` nor
-``ORACLE_MODEL`` names (an oracle that never calls its model, as ``oracle mcp``, says nothing)."""
+def _plugin_handle(oracle: Oracle) -> PluginHandle:
+    """What plugin code gets of ``oracle`` (made per use: the oracle keeps no handle, so no
+    reference cycle holds the oracle after its last user drops it)."""
+    return PluginHandle(oracle, views=oracle._views)
 
 
-class _FallbackDemo(DemoModel):
-    """The demo model an oracle falls back to when no model is set: its first call logs
-    :data:`NO_MODEL_WARNING`, since a library user who forgot ``model=`` would otherwise get
-    canned answers and tool calls they never asked for, without a word."""
-
-    _warned = False
-
-    async def complete(self, request: ModelRequest) -> ModelResponse:
-        if not self._warned:
-            self._warned = True
-            log.warning(NO_MODEL_WARNING)
-        return await super().complete(request)
-
-
-class Oracle(Blocking):
+class Oracle(Settling):
     """An agent assembled from plugins.
 
     Nothing is global: each oracle owns its plugin manager, registry, store and model, so
@@ -118,6 +93,9 @@ class Oracle(Blocking):
             call logs a warning on the ``oracle_core`` logger (pass ``model="demo"`` to
             choose it without one).
         checkpointer: where thread state is saved; default SQLite at ``$ORACLE_HOME/oracle.db``.
+            Any store that keeps threads will do: one that offers only some of the optional
+            facets (leases, operations, credentials, usage; :mod:`oracle_core.store.facets`)
+            runs plainly, and a feature that needs a facet it lacks fails naming both.
         instructions: the opening of the system prompt.
         max_steps: model calls a run may make before it stops (default 12).
         tool_concurrency: tool calls of one model response that may run at once (default 4).
@@ -147,7 +125,7 @@ class Oracle(Blocking):
         settings: Settings | None = None,
         path: Sequence[str] | None = None,
         model: Model | str | None = None,
-        checkpointer: Checkpointer | None = None,
+        checkpointer: Checkpointer | ThreadStore | None = None,
         instructions: str = DEFAULT_INSTRUCTIONS,
         max_steps: int | None = None,
         tool_concurrency: int | None = None,
@@ -172,14 +150,14 @@ class Oracle(Blocking):
         self._surface = choose_surface(surface, self.settings, self._registry)
         self._requests: RequestBuilder | None = None
         self._model = model
-        self._checkpointer = checkpointer
+        self._checkpointer = as_checkpointer(checkpointer) if checkpointer is not None else None
         self._locks = ThreadLocks()
         self._deps: RunDeps | None = None
         self._background: BackgroundWork | None = None
         self._sweeper: CutOffSweeper | None = None
         self._start_lock: asyncio.Lock | None = None
         self._lifecycle: Lifecycle | None = None
-        self._credentials: Credentials | None = None
+        self._credentials = None
         self._closed = False
         self._observers = tuple(observers)
         self.metrics = OracleMetrics()  # what its runs did, for GET /metrics (docs/metrics.md)
@@ -214,11 +192,6 @@ class Oracle(Blocking):
         if self._deps is not None:
             self._deps = with_registry(self._deps, self.requests)
 
-    def _plugin_handle(self) -> PluginHandle:
-        """What plugin code gets of this oracle (made per use: the oracle keeps no handle, so
-        no reference cycle holds the oracle after its last user drops it)."""
-        return PluginHandle(self, views=self._views)
-
     def plugin_state(self, plugin: str) -> dict[str, Any]:
         """A dict a plugin may keep per-oracle state in (connections, caches), by plugin name.
 
@@ -248,10 +221,7 @@ class Oracle(Blocking):
         when ``ORACLE_MODEL_CLIENT=litellm``.
         """
         if not isinstance(self._model, Model):
-            if self._model or self.settings.model:
-                self._model = choose_model(self._model, self.settings)
-            else:
-                self._model = _FallbackDemo()
+            self._model = oracle_model(self._model, self.settings)
         return self._model
 
     @property
@@ -273,10 +243,7 @@ class Oracle(Blocking):
 
     def tier1_warning(self) -> str | None:
         """A warning when the Tier-1 block costs more than ``settings.tier1_budget`` tokens."""
-        if isinstance(self.surface, Specialist):  # no Tier-1 block on that surface
-            return None
-        memo = CountMemo(self.settings.home / "cache" / TIER1_COUNTS)
-        return tier1_warning(self._registry, self.settings.tier1_budget, memo)
+        return tier1_warning_of(self.settings, self._registry, self.surface)
 
     async def prompt_report(self, thread_id: str) -> dict[str, Any]:
         """What the next model call of ``thread_id`` would get, with token counts per part."""
@@ -308,26 +275,20 @@ class Oracle(Blocking):
                     log.warning("%s", warning)
                 settings = self.settings
                 self._lifecycle = Lifecycle(
-                    self.plugin_manager,
-                    self._registry,
-                    timeout=settings.hook_timeout,
+                    self.plugin_manager, self._registry, timeout=settings.hook_timeout,
                     strict=settings.strict,
-                )
-                # Plugins whose startup failed are gone from here on: tools, routes, middleware.
-                self._registry = await self._lifecycle.start(self._plugin_handle())
-                if self._sweeper is None:  # nothing resumes cut-off runs here: as before
-                    await self.checkpointer.mark_interrupted()
-                self._background = BackgroundWork(self.checkpointer, self._pool, self.limits)
-                executor = tool_executor(
-                    self._registry, self.limits, self._plugin_handle(), self._pool,
-                    self.credentials, self._background,
                 )  # fmt: skip
-                defaults = default_observers(settings, self.metrics)
-                observers = Observers([*defaults, *self._observers])
-                guards = run_guards(settings, self.limits, self.checkpointer, self._registry)
-                self._deps = build_deps(
-                    self.model, self.checkpointer, self.requests, executor, self.limits,
-                    self._locks, observers, guards,
+                # Plugins whose startup failed are gone from here on: tools, routes, middleware.
+                self._registry = await self._lifecycle.start(_plugin_handle(self))
+                leases = facet_of(self.checkpointer, "leases")
+                if self._sweeper is None and leases is not None:  # nothing resumes them here
+                    await leases.mark_interrupted()
+                self._background = BackgroundWork(self.checkpointer, self._pool, self.limits)
+                self._deps = started_deps(
+                    settings, self.requests, model=self.model, store=self.checkpointer,
+                    oracle=_plugin_handle(self), pool=self._pool, credentials=self.credentials,
+                    background=self._background, limits=self.limits, locks=self._locks,
+                    observers=self._observers, metrics=self.metrics,
                 )  # fmt: skip
         return self._deps
 
@@ -375,7 +336,7 @@ class Oracle(Blocking):
         lifecycle, self._lifecycle, self._deps = self._lifecycle, None, None
         try:
             if lifecycle is not None:
-                await lifecycle.stop(self._plugin_handle())
+                await lifecycle.stop(_plugin_handle(self))
         finally:
             if self._background is not None:
                 await self._background.close()
@@ -439,24 +400,11 @@ class Oracle(Blocking):
         """
         if (message is None) == (tool_results is None):
             raise ValueError("give a message, or tool_results to continue a run: one of them")
-        check_thread_id(thread_id)  # the rule of every entry (values/ids.py)
-        check_user_id(user_id)
         options = (options or RunOptions()).for_run(output_type)  # its response_format added
-        deps = await self.run_deps()
-        if options is not None:
-            check_client_tools(deps.registry, options.client_tools)
-        # With an output, only the checked answer counts: a wrong one streamed as written
-        # would reach the caller before its repair, so the answer comes whole, in ``done``.
-        deltas = text_deltas and options.output is None
-        state = RunState.new(
-            thread_id, message or "", user_id=user_id, stream=deltas, options=options
-        )
-        state.attachments = tuple(attachments)
-        first = None
-        if tool_results is not None:
-            await check_thread_results(deps, thread_id, tool_results)
-            first = ToolResultsStep(tool_results)
-        run = Run(deps, state, first)
+        run = await begin_run(
+            await self.run_deps(), thread_id, message, user_id=user_id, text_deltas=text_deltas,
+            tool_results=tool_results, options=options, attachments=attachments,
+        )  # fmt: skip
         async with aclosing(run.events()) as events:
             async for event in events:
                 yield event
@@ -494,120 +442,3 @@ class Oracle(Blocking):
 
     run_sync = sync_twin(run, doc=":meth:`run` for scripts, on an event loop the oracle keeps "
                          "between calls (close it with :meth:`close_sync`, or use ``with``).")  # fmt: skip
-
-    # -- operations: approvals, connections, background calls (docs/waits.md) -------------------
-
-    async def decide(
-        self, operation_id: str, *, approve: bool, reason: str | None = None
-    ) -> RunResult:
-        """Decide an approval, once, and resume its run, once.
-
-        The decision is a compare-and-set in the store; the approved call then runs with
-        exactly its saved arguments and the model loop goes on, or a denial tells the model
-        a person declined (with ``reason``). The same decision again answers with the
-        first outcome.
-
-        Raises:
-            OperationNotFoundError: for an unknown id.
-            DecisionConflictError: when a different decision was recorded first (a passed
-                deadline counts as a denial).
-            OperationError: when it is not an approval, or the approved tool is gone
-                (nothing runs and nothing is recorded then).
-        """
-        deps = await self.run_deps()
-        return await settle.decide(deps, operation_id, approve=approve, reason=reason)
-
-    decide_sync = sync_twin(decide)
-
-    async def resume_operation(self, operation_id: str) -> RunResult:
-        """Resume the run of a settled wait, exactly once (the first outcome again after).
-
-        For waits settled by other means than :meth:`decide` (a supplied connection).
-
-        Raises:
-            OperationNotFoundError: for an unknown id.
-            OperationError: when it is still open, or its call's tool is gone.
-        """
-        return await settle.resume(await self.run_deps(), operation_id)
-
-    async def operations(
-        self, *, thread_id: str | None = None, status: str | None = None
-    ) -> list[Operation]:
-        """Operations, oldest first; ``thread_id`` and ``status`` narrow the list."""
-        deps = await self.run_deps()
-        return await deps.store.list_operations(thread_id=thread_id, status=status)
-
-    operations_sync = sync_twin(operations)
-
-    async def operation(self, operation_id: str) -> Operation:
-        """One operation.
-
-        Raises:
-            OperationNotFoundError: for an unknown id.
-        """
-        return await settle.get(await self.run_deps(), operation_id)
-
-    operation_sync = sync_twin(operation)
-
-    async def cancel_operation(self, operation_id: str) -> Operation:
-        """Cancel an operation: a background call stops, a wait's call is answered cancelled.
-
-        Raises:
-            OperationNotFoundError: for an unknown id.
-            DecisionConflictError: when it was settled otherwise first.
-        """
-        return await settle.cancel(await self.run_deps(), operation_id)
-
-    cancel_operation_sync = sync_twin(cancel_operation)
-
-    # -- connections (docs/connections.md) -------------------------------------------------------
-
-    @property
-    def credentials(self) -> Credentials:
-        """The credential store: sealed in the checkpointer, key from ``ORACLE_SECRET_KEY``."""
-        if self._credentials is None:
-            env = self.settings.env or os.environ  # Settings(...) made in code reads none
-            self._credentials = Credentials(self.checkpointer, env)
-        return self._credentials
-
-    async def supply_credential(
-        self, plugin: str, name: str, value: str | Secret, *, user_id: str = "default"
-    ) -> list[RunResult]:
-        """Store a credential (sealed) and resume the runs waiting on it, each exactly once.
-
-        For a per-user connection it is ``user_id``'s credential; a shared one serves every
-        user, and every run waiting on it resumes. A plugin's OAuth callback route calls
-        this with the token it obtained. The oracle starts only when a run resumes.
-
-        Returns:
-            The outcome of each run this call resumed (none waited: an empty list).
-
-        Raises:
-            UnknownConnectionError: when no loaded plugin ``plugin`` declares ``name``.
-            InvalidCredentialError: for an empty, too long or multi-line value, or a bad user id.
-            SecretKeyError: when ``ORACLE_SECRET_KEY`` is missing or invalid (nothing is stored).
-        """
-        credentials, grace = self.credentials, self.limits.lease_ttl
-        return await settle.supply(
-            credentials, self.registry, self.run_deps, plugin, name, value,
-            operations=self.checkpointer, user_id=user_id, grace=grace,
-        )  # fmt: skip
-
-    supply_credential_sync = sync_twin(supply_credential)
-
-    async def delete_credential(self, plugin: str, name: str, *, user_id: str = "default") -> bool:
-        """Remove a stored credential; ``True`` when there was one.
-
-        A credential of a connection no loaded plugin declares any more (the plugin was
-        removed) is removed too: ``user_id``'s, else the shared one.
-
-        Raises:
-            UnknownConnectionError: when no loaded plugin ``plugin`` declares ``name`` and
-                nothing is stored under that name.
-        """
-        return await self.credentials.delete_named(self.registry, plugin, name, user_id)
-
-    async def connection_statuses(self, *, user_id: str | None = None) -> list[ConnectionStatus]:
-        """Every declared connection and whether it is set, per user, never with a value."""
-        records = await self.checkpointer.credentials()  # shared ones are stored under ""
-        return statuses(self.registry, records, user_id)

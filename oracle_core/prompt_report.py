@@ -12,6 +12,7 @@ from oracle_core.capabilities.surface import Surface
 from oracle_core.models.base import Model
 from oracle_core.run.requests import RequestBuilder
 from oracle_core.store.base import Checkpointer
+from oracle_core.store.facets import facet_of
 
 
 async def prompt_report(
@@ -31,7 +32,10 @@ async def prompt_report(
         model=model.name,
         messages=state.messages,
         loaded=state.loaded_plugins,
-        operations=bool(await store.list_operations(thread_id=thread_id, limit=1)),
+        operations=bool(
+            (operations := facet_of(store, "operations")) is not None
+            and await operations.list_operations(thread_id=thread_id, limit=1)
+        ),
     )
     return {
         "thread_id": thread_id,

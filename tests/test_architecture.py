@@ -27,7 +27,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("run",),
     ("run.waits",),
     ("telemetry",),
-    ("assembly", "prompt_report", "handle"),
+    ("assembly", "prompt_report", "handle", "settling"),
     ("oracle",),
     ("server", "testing", "cli"),
 )

@@ -26,15 +26,15 @@ from oracle_core.authoring.tools.tool import Tool
 from oracle_core.capabilities.meta_tools import (
     GET_OPERATION,
     GET_OPERATION_TOOL,
-    LIST_CAPABILITIES,
     LOAD_CAPABILITY,
+    META_TOOL_DEFINITIONS,
     META_TOOLS,
-    SEARCH_CAPABILITIES,
     echo,
 )
 from oracle_core.capabilities.surface import Catalog, Specialist, Surface, specialist_tools
 from oracle_core.plugins.registry import BoundTool, Registry
 from oracle_core.values.messages import ToolCall, ToolResult
+from oracle_core.values.tool_errors import error_result
 
 SPECIALIST_REFUSAL = "Tool {name} is not one of your tools: call only the tools you were given."
 """The refusal on a specialist surface, whatever was called: it has no capability to load."""
@@ -42,8 +42,9 @@ SPECIALIST_REFUSAL = "Tool {name} is not one of your tools: call only the tools 
 _CACHED_TOOL_LISTS = 1024
 """Distinct sets of loaded plugins whose tool lists are kept (least recently used go)."""
 
-_META_NAMES = (LIST_CAPABILITIES, LOAD_CAPABILITY, SEARCH_CAPABILITIES)
-"""The meta-tools' names, in the order :data:`META_TOOLS` shows them: the core's constants."""
+_META_NAMES = tuple(d.name for d in META_TOOL_DEFINITIONS if d.always)
+"""The meta-tools' names, in the order :data:`META_TOOLS` shows them: their definitions' own
+names, never the ``name`` of a shared tool object."""
 
 
 @dataclass(frozen=True)
@@ -182,13 +183,7 @@ class Gate:
 
     def refused(self, call: ToolCall, loaded: Sequence[str]) -> ToolResult:
         """The result of a call the gate does not let run, worded for the surface."""
-        return ToolResult(
-            call.id,
-            call.name,
-            json.dumps({"error": self.refusal(call.name, loaded)}),
-            is_error=True,
-            refused=True,
-        )
+        return error_result(call, self.refusal(call.name, loaded), refused=True)
 
 
 @dataclass(frozen=True)

@@ -2,11 +2,13 @@
 
 A :class:`CapabilityState` is made for each run (or each tool call from outside a run)
 from the thread's loaded plugins. It holds the loaded set, in load order and only ever
-growing, and the four meta-tools as :class:`~oracle_core.plugins.core_tools.CoreTool`
-objects working on it; :meth:`CapabilityState.resolve` finds a meta-tool or a plugin tool
-by name, so the executor runs either without knowing which meta-tool is which. A load
-changes the state at once: a second ``load_capability`` of the same model response sees
-the first, and the run loop reads what to save and show next from the state.
+growing, and the meta-tools as :class:`~oracle_core.plugins.core_tools.CoreTool` objects
+working on it, each made by its definition's handler
+(:data:`~oracle_core.capabilities.meta_tools.META_TOOL_DEFINITIONS`);
+:meth:`CapabilityState.resolve` finds a meta-tool or a plugin tool by name, so the executor
+runs either without knowing which meta-tool is which. A load changes the state at once: a
+second load of the same model response sees the first, and the run loop reads what to
+save and show next from the state.
 
 What every run shares (the registry, the listing limit, the search index, built once on
 the first search, and the thread's operations) is one :class:`Capabilities` per oracle.
@@ -14,45 +16,21 @@ the first search, and the thread's operations) is one :class:`Capabilities` per 
 
 from __future__ import annotations
 
-import asyncio
-import json
-import logging
 import threading
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING
 
-from oracle_core.authoring.tools.tool import Tool
-from oracle_core.capabilities.meta_tools import GET_OPERATION_TOOL, META_TOOLS
-from oracle_core.capabilities.meta_tools.finding import search_capabilities
-from oracle_core.capabilities.meta_tools.listing import list_capabilities
-from oracle_core.capabilities.meta_tools.loading import load_capability
-from oracle_core.plugins.core_tools import (
-    GET_OPERATION,
-    LIST_CAPABILITIES,
-    LOAD_CAPABILITY,
-    SEARCH_CAPABILITIES,
-    CoreTool,
-)
+from oracle_core.capabilities.meta_tools import META_TOOL_DEFINITIONS
+from oracle_core.capabilities.meta_tools.definition import OperationsAccess
+from oracle_core.plugins.core_tools import CoreTool
 from oracle_core.plugins.registry import BoundTool, Registry
 from oracle_core.settings import DEFAULT_LIST_LIMIT
-from oracle_core.values.messages import ToolCall, ToolResult
 
 if TYPE_CHECKING:
     from oracle_core.capabilities.search import CapabilitySearch
     from oracle_core.settings import Settings
 
-log = logging.getLogger("oracle_core.run")
-
-_LIST, _LOAD, _SEARCH = META_TOOLS  # the order they are shown in (list, load, search)
-
-
-class OperationsAccess(Protocol):
-    """What ``get_operation`` reads and cancels operations through (the background work)."""
-
-    async def get_operation(self, call: ToolCall, arguments: Mapping[str, Any]) -> ToolResult:
-        """Answer a ``get_operation`` call about an operation of the call's thread."""
-        ...
+__all__ = ["Capabilities", "CapabilityState", "OperationsAccess"]
 
 
 class Capabilities:
@@ -110,14 +88,12 @@ class CapabilityState:
         self.shared = shared
         self._loaded: list[str] = list(dict.fromkeys(loaded))
         self._since = len(self._loaded)
-        # Keyed by the core's own name constants, never by the shared tool objects' names.
-        tools: dict[str, CoreTool] = {
-            LIST_CAPABILITIES: ListCapabilities(self),
-            LOAD_CAPABILITY: LoadCapability(self),
-            SEARCH_CAPABILITIES: SearchCapabilities(self),
-        }
-        if shared.operations is not None:
-            tools[GET_OPERATION] = GetOperation(shared.operations)
+        # Keyed by the definitions' own names, never by the shared tool objects' names.
+        tools: dict[str, CoreTool] = {}
+        for definition in META_TOOL_DEFINITIONS:
+            tool = definition.handler(self)
+            if tool is not None:
+                tools[definition.name] = tool
         self.tools: Mapping[str, CoreTool] = tools
 
     @property
@@ -147,92 +123,3 @@ class CapabilityState:
         The registry reserves the meta-tools' names, so no plugin tool can shadow one.
         """
         return self.tools.get(name) or self.registry.tools.get(name)
-
-
-def _failed(call: ToolCall, message: str, error: BaseException) -> ToolResult:
-    content = json.dumps({"error": message}, ensure_ascii=False)
-    return ToolResult(call.id, call.name, content, is_error=True, error=error)
-
-
-@dataclass(frozen=True)
-class ListCapabilities:
-    """``list_capabilities`` over a run's state."""
-
-    state: CapabilityState
-
-    @property
-    def tool(self) -> Tool:
-        """The tool as the model is shown it."""
-        return _LIST
-
-    async def __call__(self, call: ToolCall, arguments: Mapping[str, Any]) -> ToolResult:
-        """The listing, as the thread's loads stand now."""
-        state = self.state
-        content = list_capabilities(
-            state.registry, state.loaded, arguments, state.shared.list_limit
-        )
-        return ToolResult(call.id, call.name, content)
-
-
-@dataclass(frozen=True)
-class LoadCapability:
-    """``load_capability`` over a run's state: a load takes effect in the state at once."""
-
-    state: CapabilityState
-
-    @property
-    def tool(self) -> Tool:
-        """The tool as the model is shown it."""
-        return _LOAD
-
-    async def __call__(self, call: ToolCall, arguments: Mapping[str, Any]) -> ToolResult:
-        """Load every requested plugin, or none; the result names those newly loaded."""
-        outcome = load_capability(self.state.registry, self.state.loaded, arguments)
-        self.state.load(outcome.loaded)  # no await before: parallel loads see each other
-        return ToolResult(
-            call.id,
-            call.name,
-            outcome.content,
-            is_error=outcome.error,
-            loaded=tuple(outcome.loaded),
-        )
-
-
-@dataclass(frozen=True)
-class SearchCapabilities:
-    """``search_capabilities`` over a run's state, searched off the event loop."""
-
-    state: CapabilityState
-
-    @property
-    def tool(self) -> Tool:
-        """The tool as the model is shown it."""
-        return _SEARCH
-
-    async def __call__(self, call: ToolCall, arguments: Mapping[str, Any]) -> ToolResult:
-        """Each query's candidates; a failing search is an error result, never raised."""
-        loaded = self.state.loaded
-        try:  # off the event loop: the first search builds or loads the index
-            found = await asyncio.to_thread(
-                lambda: search_capabilities(self.state.shared.search(), loaded, arguments)
-            )
-        except Exception as error:
-            log.exception("search_capabilities failed")
-            return _failed(call, f"search_capabilities failed: {error}", error)
-        return ToolResult(call.id, call.name, found.content, is_error=found.error)
-
-
-@dataclass(frozen=True)
-class GetOperation:
-    """``get_operation``: asks the oracle's operations (they answer for the call's thread)."""
-
-    operations: OperationsAccess
-
-    @property
-    def tool(self) -> Tool:
-        """The tool as the model is shown it."""
-        return GET_OPERATION_TOOL
-
-    async def __call__(self, call: ToolCall, arguments: Mapping[str, Any]) -> ToolResult:
-        """What the operation named in ``arguments`` is (cancelled first, if asked)."""
-        return await self.operations.get_operation(call, arguments)

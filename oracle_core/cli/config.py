@@ -49,8 +49,9 @@ def model_calls(settings: Settings) -> dict[str, Any]:
 
 def resolved_settings(settings: Settings) -> dict[str, Any]:
     """What the oracle would run with, as JSON-ready data without any secret."""
-    from oracle_core.models.openai import MODEL_CLIENT
     from oracle_core.plugins.discovery import find_entry_points, select
+    from oracle_core.settings.environment import read_variable
+    from oracle_core.settings.table import by_variable
 
     sources = find_entry_points()
     chosen, unknown = select(sources, settings.load_plugins, settings.disable_plugins)
@@ -66,7 +67,8 @@ def resolved_settings(settings: Settings) -> dict[str, Any]:
             else {"kind": "sqlite", "path": str(settings.database_path)}
         ),
         "model": settings.model,
-        "model_client": (settings.env.get(MODEL_CLIENT) or "auto").strip().lower(),
+        # Read again as the table reads it: it is checked with the settings, kept by no field.
+        "model_client": read_variable(settings.env, by_variable("ORACLE_MODEL_CLIENT")),
         "api_base": settings.api_base,
         "api_key": _key_source(settings),
         "plugins": {

@@ -2,18 +2,20 @@
 each, exit status 2 when anything would stop a command.
 
 What is checked, in order: ``oracle.toml`` (every table and key: the first problem of each
-table, and every unknown name), the environment (bad values; ``ORACLE_*`` names nothing reads
-are warnings, since other software sets such variables too), the OTLP endpoints (a URL that
-is none is an error; a collector that does not answer, a warning), the store (opened and
-asked one query), the model (none configured is a warning: ``ask``, ``chat`` and ``serve``
-refuse to run, the other commands need none), and the plugins (a ``[plugins.<name>]`` or
-``[mcp.<name>]`` table its plugin refuses is an error; any other plugin failure, and a table
+table, and every unknown name), the environment (every bad value, each variable read as its
+row of the settings table says; ``ORACLE_*`` names nothing reads are warnings, since other
+software sets such variables too), the OTLP endpoints (a URL that is none is an error; a
+collector that does not answer, a warning), the store (opened and asked one query), the
+model (none configured is a warning: ``ask``, ``chat`` and ``serve`` refuse to run, the
+other commands need none), and the plugins (a ``[plugins.<name>]`` or ``[mcp.<name>]``
+table its plugin refuses is an error; any other plugin failure, and a table
 of a plugin that is not installed, a warning).
 """
 
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -79,7 +81,7 @@ def check_everything() -> list[Finding]:
         try:
             settings = Settings.from_env()
         except ConfigError as error:
-            return [Finding("error", "environment", str(error))]
+            return [Finding("error", "environment", str(e)) for e in _bad_variables(error)]
         problems = settings.config_problems()
         where = str(settings.config_path)
         for problem in problems:
@@ -95,6 +97,15 @@ def check_everything() -> list[Finding]:
         if not problems:  # plugins read their tables once the file is good
             findings += _plugins(settings, kept)
     return findings
+
+
+def _bad_variables(first: ConfigError) -> list[ConfigError]:
+    """``first``, the error that stopped the settings, then every other variable of the
+    environment that does not fit its row of the settings table."""
+    from oracle_core.settings.environment import environment_problems
+
+    others = [e for e in environment_problems(os.environ) if e.key != first.key]
+    return [first, *others]
 
 
 def _otlp(settings: Settings) -> list[Finding]:

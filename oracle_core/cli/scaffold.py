@@ -14,6 +14,7 @@ from pathlib import Path
 
 from oracle_core.authoring.manifest import NAME_PATTERN
 from oracle_core.cli.scaffold_core import is_remote
+from oracle_core.plugins.core_tools import LIST_CAPABILITIES, LOAD_CAPABILITY, SEARCH_CAPABILITIES
 from oracle_core.version import DISTRIBUTION
 
 DIST_PREFIX = "oracle-plugin-"
@@ -156,7 +157,7 @@ def test_the_plugin_conforms() -> None:
 
 
 def test_requests_in_users_words_find_it() -> None:
-    # Its examples and these requests must find it in the first 3 of search_capabilities'
+    # Its examples and these requests must find it in the first 3 of {search_tool}'
     # candidates among 2,000 other tools: add the ways your users ask for it.
     assert_findable(plugin, requests=["greet my friend Ana"], within=3)
 
@@ -177,8 +178,8 @@ async def test_the_model_finds_loads_and_calls_it(
     oracle_factory: OracleFactory, oracle_model: ScriptedModel
 ) -> None:
     oracle = oracle_factory(plugin)
-    oracle_model.reply_tool_call("list_capabilities", {{}})
-    oracle_model.reply_tool_call("load_capability", {{"names": [NAME]}})
+    oracle_model.reply_tool_call("{list_tool}", {{}})
+    oracle_model.reply_tool_call("{load_tool}", {{"names": [NAME]}})
     oracle_model.reply_tool_call(TOOL, {{"name": "Ana"}})
     oracle_model.reply_text("I said hello to Ana.")
 
@@ -381,6 +382,9 @@ def plugin_files(
         "env": snake.upper(),
         "license": license,
         "core": DISTRIBUTION,
+        "list_tool": LIST_CAPABILITIES,
+        "load_tool": LOAD_CAPABILITY,
+        "search_tool": SEARCH_CAPABILITIES,
     }
     module = values["module"]
     step = CORE_STEP.format(install=core_install, core=DISTRIBUTION) if core_install else ""

@@ -1,4 +1,4 @@
-"""``oracle search``: what ``search_capabilities`` would find for a request."""
+"""``oracle search``: what the search meta-tool would find for a request."""
 
 from __future__ import annotations
 
@@ -8,6 +8,16 @@ import sys
 import click
 
 from oracle_core.cli.common import build_oracle, table
+from oracle_core.plugins.core_tools import SEARCH_CAPABILITIES
+
+_HELP = f"""Search the installed capabilities as the model would, one result set a QUERY.
+
+    Give `-` to read one query a line from standard input. The candidates are those the
+    {SEARCH_CAPABILITIES} meta-tool returns (with --limit 6), best first, each with the tools
+    that matched and whether it is a strong or weak match; a query nothing fits gets none.
+    With --explain each candidate also shows the words each manifest field matched, the
+    closest embedded text, and its score's lexical and semantic parts.
+    """
 
 
 def _queries(arguments: tuple[str, ...]) -> list[str]:
@@ -16,7 +26,7 @@ def _queries(arguments: tuple[str, ...]) -> list[str]:
     return [a for a in arguments if a.strip()]
 
 
-@click.command("search")
+@click.command("search", help=_HELP)
 @click.argument("queries", nargs=-1, required=True)
 @click.option(
     "--limit", "-k", default=6, show_default=True, type=click.IntRange(1, 50),
@@ -28,14 +38,7 @@ def _queries(arguments: tuple[str, ...]) -> list[str]:
     help="Show which fields and words matched and the lexical and semantic parts of each score.",
 )  # fmt: skip
 def search_command(queries: tuple[str, ...], limit: int, as_json: bool, explain: bool) -> None:
-    """Search the installed capabilities as the model would, one result set a QUERY.
-
-    Give `-` to read one query a line from standard input. The candidates are those the
-    search_capabilities meta-tool returns (with --limit 6), best first, each with the tools
-    that matched and whether it is a strong or weak match; a query nothing fits gets none.
-    With --explain each candidate also shows the words each manifest field matched, the
-    closest embedded text, and its score's lexical and semantic parts.
-    """
+    """Search the installed capabilities as the model would (its help is ``_HELP``)."""
     from oracle_core.capabilities.meta_tools import search_results
     from oracle_core.capabilities.search import CapabilitySearch
 

@@ -7,13 +7,12 @@ stand-in, and :mod:`oracle_core.testing` has in-process and HTTP test models.
 
 from __future__ import annotations
 
-import json
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator
-from typing import Any
 
 from oracle_core.errors import ModelError
-from oracle_core.values.messages import Message, ModelRequest, ModelResponse
+from oracle_core.models.wire import assistant_message, tool_call  # built in wire.py; kept here
+from oracle_core.values.messages import ModelRequest, ModelResponse
 
 __all__ = ["EmptyReplyError", "Model", "ModelError", "assistant_message", "tool_call"]
 
@@ -59,24 +58,10 @@ class Model(ABC):
         The default streams the complete answer as one piece.
         """
         response = await self.complete(request)
-        if response.message.get("content"):
-            yield str(response.message["content"])
+        if response.text:
+            yield response.text
         yield response
 
     async def aclose(self) -> None:
         """Release connections; the oracle calls it when it closes. Safe to call twice."""
         return None
-
-
-def assistant_message(content: str | None, tool_calls: list[dict[str, Any]] | None) -> Message:
-    """An OpenAI assistant message; ``tool_calls`` is left out when empty."""
-    message: Message = {"role": "assistant", "content": content}
-    if tool_calls:
-        message["tool_calls"] = tool_calls
-    return message
-
-
-def tool_call(name: str, arguments: dict[str, Any] | str, call_id: str) -> dict[str, Any]:
-    """An OpenAI tool call entry, for scripted models."""
-    text = arguments if isinstance(arguments, str) else json.dumps(arguments)
-    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": text}}

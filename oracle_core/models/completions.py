@@ -17,6 +17,7 @@ from typing import Any
 from oracle_core.errors import ModelError
 from oracle_core.models.base import Model
 from oracle_core.models.estimate import prompt_usage
+from oracle_core.models.profiles import OPENAI_COMPATIBLE, ServerProfile, profile_for
 from oracle_core.models.retries import RETRY_DELAY, RETRY_ON, retry_on_set, with_retries
 from oracle_core.models.unreachable import ORACLE_API_BASE, ModelServer, scrub, unreachable
 from oracle_core.models.wire import (
@@ -171,6 +172,8 @@ class ProviderModel(Model):
         self.timeout = timeout
         self.retry_on = retry_on_set(retry_on)
         self.options = options
+        self.profile: ServerProfile = profile_for(model, api_base)
+        """The kind of server it talks to (:mod:`oracle_core.models.profiles`)."""
         self._prepare()
 
     def _prepare(self) -> None:
@@ -250,6 +253,7 @@ async def relay_stream(
     request: ModelRequest | None = None,
     spent: Usage | None = None,
     server_usage: Callable[[], bool] | None = None,
+    profile: ServerProfile = OPENAI_COMPATIBLE,
 ) -> AsyncIterator[str | ModelResponse]:
     """The text pieces of a provider's stream of chunks, then the whole :class:`ModelResponse`.
 
@@ -259,9 +263,10 @@ async def relay_stream(
     however the stream ends. ``request`` is what the usage is estimated from when the
     server reports none; ``spent``, the usage of attempts abandoned before this one;
     ``server_usage``, asked at the end, says whether the usage in the chunks was the server's
-    (``False``: a client library's own count, so it is estimated here and marked).
+    (``False``: a client library's own count, so it is estimated here and marked);
+    ``profile``, the kind of server streaming.
     """
-    answer = StreamAssembler(request)
+    answer = StreamAssembler(request, profile)
     try:
         async for chunk in chunks:
             text = answer.add(chunk)

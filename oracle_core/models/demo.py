@@ -19,8 +19,9 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from oracle_core.models.base import Model, assistant_message, tool_call
+from oracle_core.models.base import Model
 from oracle_core.models.estimate import estimated_usage
+from oracle_core.models.wire import assistant_message, calls_of, tool_call
 from oracle_core.plugins.core_tools import LIST_CAPABILITIES, LOAD_CAPABILITY
 from oracle_core.values.attachments import content_text
 from oracle_core.values.messages import Message, ModelRequest, ModelResponse
@@ -99,14 +100,14 @@ class DemoModel(Model):
         user, turn = _turn(request.messages)
         reply = self._next(user, turn, {t.name for t in request.tools})
         # No provider counts for the stand-in: the oracle's own count, marked as one.
-        return ModelResponse(reply, estimated_usage(request, reply))
+        return ModelResponse(reply, estimated_usage(request, reply), calls=calls_of(reply))
 
     def _call(self, name: str, arguments: dict[str, Any]) -> Message:
         self._calls += 1
         return assistant_message(None, [tool_call(name, arguments, f"call_demo_{self._calls}")])
 
     def _next(self, user: str, turn: Sequence[Mapping[str, Any]], shown: set[str]) -> Message:
-        calls = [c["function"]["name"] for m in turn for c in m.get("tool_calls") or []]
+        calls = [c.name for m in turn for c in calls_of(m)]
         results = [str(m.get("content") or "") for m in turn if m.get("role") == "tool"]
         if not calls:
             if LIST_CAPABILITIES not in shown:  # a specialist surface: no catalog to walk

@@ -60,7 +60,7 @@ class LiteLLMModel(ProviderModel):
     def _arguments(self, request: ModelRequest, settings: CallSettings) -> dict[str, Any]:
         arguments: dict[str, Any] = {
             "model": request.model or self.name,
-            "messages": wire_messages(request),
+            "messages": wire_messages(request, self.profile),
             "num_retries": 0,  # retried here, only what may pass (see _acompletion)
             "max_retries": 0,  # nor by the SDK under litellm: one attempt a call
             "timeout": settings.timeout,
@@ -101,13 +101,18 @@ class LiteLLMModel(ProviderModel):
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
         completion, spent = await self._acompletion(request, self.settings(request))
-        return with_spent(response_from(completion, request), spent)
+        return with_spent(response_from(completion, request, self.profile), spent)
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[str | ModelResponse]:
         extra = {"stream": True, "stream_options": {"include_usage": True}}
         stream, spent = await self._acompletion(request, self.settings(request), **extra)
         relayed = relay_stream(
-            self.name, stream, request=request, spent=spent, server_usage=lambda: _sent(stream)
+            self.name,
+            stream,
+            request=request,
+            spent=spent,
+            server_usage=lambda: _sent(stream),
+            profile=self.profile,
         )
         async for piece in relayed:
             yield piece

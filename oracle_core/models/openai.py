@@ -30,7 +30,8 @@ Intentionally different from the litellm path:
 
 Alike on both paths besides the body: a server that reports no usage gets the oracle's own
 estimate, marked ``Usage.estimated`` (:mod:`oracle_core.models.estimate`); a tool-call-only
-assistant message is sent with ``"content": ""`` (:func:`~oracle_core.models.wire.wire_messages`);
+assistant message is sent with its server's ``content`` (``""``: see
+:mod:`oracle_core.models.profiles`);
 ``max_tokens`` is :data:`DEFAULT_MAX_TOKENS` unless set.
 
 Neither litellm nor the openai SDK is imported on this path. ``ORACLE_MODEL_CLIENT=litellm``
@@ -283,7 +284,7 @@ class OpenAIModel(ProviderModel):
     def _body(self, request: ModelRequest, settings: CallSettings) -> dict[str, Any] | None:
         model = request.model or self.name
         options = settings.options
-        messages = [_without_none(m) for m in wire_messages(request)]
+        messages = [_without_none(m) for m in wire_messages(request, self.profile)]
         if not sends_directly(model, options) or not _plain(messages):
             return None
         body: dict[str, Any] = {"model": model[len(PREFIX) :], "messages": messages}
@@ -315,7 +316,7 @@ class OpenAIModel(ProviderModel):
         if body is None:
             return await self.litellm().complete(request)
         completion, spent = await self._create(request, settings, body)
-        return with_spent(response_from(completion, request), spent)
+        return with_spent(response_from(completion, request, self.profile), spent)
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[str | ModelResponse]:
         settings = self.settings(request)
@@ -326,7 +327,10 @@ class OpenAIModel(ProviderModel):
             return
         body.update(stream=True, stream_options={"include_usage": True})
         stream, spent = await self._create(request, settings, body)
-        async for piece in relay_stream(self.name, stream, stream.close, request, spent):
+        relayed = relay_stream(
+            self.name, stream, stream.close, request, spent, profile=self.profile
+        )
+        async for piece in relayed:
             yield piece
 
     async def aclose(self) -> None:

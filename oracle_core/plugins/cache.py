@@ -21,11 +21,12 @@ An entry is trusted only when all of this is unchanged:
 - the validated manifest and each tool's signature (see
   :func:`~oracle_core.authoring.tools.tool.tool_fingerprint`), which configuration may change.
 
-The file is one JSON document written one plugin a line, so a start reads each line's
-text and parses a plugin's entry only when that plugin asks for it: the parsed entries of a
-large catalog (several KB a plugin) are never all alive at once, and none outlive the
-assembly (a deferred plugin keeps only its own key and schemas, for its first use). A file
-of the same format written otherwise (by hand, or by a test) is still read, whole.
+The file is one JSON document written one plugin a line
+(:mod:`~oracle_core.plugins.cache_file`), so a start reads each line's text and parses a
+plugin's entry only when that plugin asks for it: the parsed entries of a large catalog
+(several KB a plugin) are never all alive at once, and none outlive the assembly (a
+deferred plugin keeps only its own key and schemas, for its first use). A file of the same
+format written otherwise (by hand, or by a test) is still read, whole.
 
 The file's name digests the cache format and the versions of oracle-core, pydantic and
 Python, so an upgrade of any starts a new file. Plugins given in code have no
@@ -40,30 +41,26 @@ import hashlib
 import json
 import logging
 import operator
-import os
 import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from types import ModuleType
-from typing import IO, Any, BinaryIO, NamedTuple
+from typing import Any, BinaryIO
 
 import pydantic
 
 from oracle_core.authoring.manifest import PluginManifest
 from oracle_core.authoring.tools.tool import (
     Tool,
-    hint_classes,
     prime_schema,
     schema_stored,
     tool_fingerprint,
 )
+from oracle_core.plugins.cache_file import CACHE_FORMAT, Span, read_entries, split_line, write_lines
 from oracle_core.plugins.discovery import PluginSource, normalize
+from oracle_core.plugins.stamps import source_files, stamp
 from oracle_core.values.files import remove_others, replacing
 
 log = logging.getLogger("oracle_core.plugins")
-
-CACHE_FORMAT = 3
-"""Raised whenever what an entry means changes: old files are then never read."""
 
 
 def _file_digest() -> str:
@@ -82,7 +79,7 @@ class StartupCache:
 
     def __init__(self, folder: Path) -> None:
         self.path = folder / f"plugins-{_file_digest()}.json"
-        self._entries: dict[str, _Span | dict[str, Any]] | None = None
+        self._entries: dict[str, Span | dict[str, Any]] | None = None
         """Each plugin's entry: where its text is in the file as read, or the parsed entry
         once changed."""
         self._file: BinaryIO | None = None
@@ -122,7 +119,7 @@ class StartupCache:
         """
         if source.distribution is None or source.metadata_path is None:
             return None
-        sources = _source_files(obj, tools)
+        sources = source_files(obj, tools)
         files = {self._stamp(source.metadata_path)}
         for path in sources:
             files.add(self._stamp(path))
@@ -141,7 +138,7 @@ class StartupCache:
     def _stamp(self, path: str) -> tuple[str, int, int] | None:
         """A file's size and modification time, read once per assembly (files are shared)."""
         if path not in self._stamps:
-            self._stamps[path] = _stamp(path)
+            self._stamps[path] = stamp(path)
         return self._stamps[path]
 
     def trusted(self, source: PluginSource, key: str | None, tools: Sequence[Tool]) -> bool:
@@ -204,7 +201,7 @@ class StartupCache:
             if stamp is None or list(stamp) != item:
                 return None
         span = self._load().get(name)
-        if not isinstance(span, _Span):  # a file not written one plugin a line: keep the text
+        if not isinstance(span, Span):  # a file not written one plugin a line: keep the text
             return record, CachedSchemas(self.path, name, key, text=text)
         found = CachedSchemas(self.path, name, key, offset=span.at)
         self._sources[name] = found  # moved if this assembly rewrites the file
@@ -264,7 +261,7 @@ class StartupCache:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             with replacing(self.path, binary=True) as out:
-                offsets = _write(out, self._entries, self._text)
+                offsets = write_lines(out, self._entries, self._text)
                 if self._file is not None:  # closed before the replace (Windows)
                     self._file.close()
                     self._file = None
@@ -277,12 +274,12 @@ class StartupCache:
             return
         self._changed = False
 
-    def _load(self) -> dict[str, _Span | dict[str, Any]]:
+    def _load(self) -> dict[str, Span | dict[str, Any]]:
         if self._entries is None:
-            self._entries, self._file = _read(self.path)
+            self._entries, self._file = read_entries(self.path)
         return self._entries
 
-    def _text(self, span: _Span) -> bytes:
+    def _text(self, span: Span) -> bytes:
         """The JSON text of an entry of the file as read."""
         assert self._file is not None
         self._file.seek(span.at + span.skip)
@@ -293,9 +290,9 @@ class StartupCache:
         changed in place; else parsed again when asked again)."""
         entries = self._load()
         entry = entries.get(name)
-        if isinstance(entry, _Span) and self._last is not None and self._last[0] == name:
+        if isinstance(entry, Span) and self._last is not None and self._last[0] == name:
             entry = self._last[1]
-        elif isinstance(entry, _Span):
+        elif isinstance(entry, Span):
             try:
                 parsed = json.loads(self._text(entry))
             except (OSError, ValueError):
@@ -348,10 +345,10 @@ class CachedSchemas:
             with self.path.open("rb") as handle:
                 handle.seek(self.offset)
                 line = handle.readline().decode("utf-8")
-            name, end = _DECODER.raw_decode(line)
-            if name != self.name or line[end] != ":":
+            name, text = split_line(line)
+            if name != self.name:
                 return None
-            entry = json.loads(_entry_text(line, end))
+            entry = json.loads(text)
         except (OSError, ValueError, IndexError):
             return None
         if not isinstance(entry, dict) or entry.get("key") != self.key:
@@ -385,125 +382,5 @@ class CachedSchemas:
         return narrow
 
 
-_DECODER = json.JSONDecoder()
-_HEADER = f'{{"format":{CACHE_FORMAT},"plugins":{{\n'.encode()
-"""The first line of a cache file written one plugin a line (see :func:`_write`)."""
-_FOOTER = b"}}\n"
-
-
-class _Span(NamedTuple):
-    """Where an entry's JSON text is in the file: its line's start, then after how many
-    bytes of it and how long it is."""
-
-    at: int
-    skip: int
-    length: int
-
-
-def _write(
-    out: IO[bytes],
-    entries: dict[str, _Span | dict[str, Any]],
-    text: Callable[[_Span], bytes],
-) -> dict[str, int]:
-    """Write ``entries`` as one JSON document, the header, then one plugin a line (ASCII);
-    an entry still in the file as read is copied with ``text``.
-
-    Returns where each plugin's line starts (bytes).
-    """
-    offsets: dict[str, int] = {}
-    at = out.write(_HEADER)
-    last = len(entries) - 1
-    for index, (name, entry) in enumerate(entries.items()):
-        body = (
-            text(entry)
-            if isinstance(entry, _Span)
-            else json.dumps(entry, separators=(",", ":")).encode()
-        )
-        offsets[name] = at
-        end = b",\n" if index < last else b"\n"
-        at += out.write(json.dumps(name).encode() + b":" + body + end)
-    out.write(_FOOTER)
-    return offsets
-
-
-def _entry_text(line: str, end: int) -> str:
-    """The entry's JSON text in a line ``"name":{...},`` whose name ends at ``end``."""
-    text = line[end + 1 :].rstrip("\n")
-    return text[:-1] if text.endswith(",") else text
-
-
-def _read(path: Path) -> tuple[dict[str, _Span | dict[str, Any]], BinaryIO | None]:
-    """The entries of the cache file, each as where its text is, and the open file they
-    are read from; an unreadable or misshapen file counts as empty. A file not written
-    one plugin a line is parsed whole (and is not kept open)."""
-    handle: BinaryIO | None = None
-    try:
-        handle = path.open("rb")
-        first = handle.readline()
-        if first != _HEADER:
-            with handle:
-                return _read_whole((first + handle.read()).decode("utf-8")), None
-        return _read_lines(handle, len(first)), handle
-    except (OSError, ValueError, IndexError):
-        if handle is not None:
-            handle.close()
-        return {}, None
-
-
-def _read_lines(lines: Iterable[bytes], at: int) -> dict[str, _Span | dict[str, Any]]:
-    """Where each entry is in the lines after the header (``"name":{...},`` each, then
-    the footer), the first line starting at ``at``. Only the names are parsed.
-
-    Raises:
-        ValueError: a line is not of that shape (or not ASCII, as written), or the footer
-            is missing (a cut file).
-    """
-    entries: dict[str, _Span | dict[str, Any]] = {}
-    for raw in lines:
-        if raw == _FOOTER:
-            return entries
-        name, end = _DECODER.raw_decode(raw[: raw.index(b":{")].decode("ascii"))
-        length = len(raw) - end - 1 - (2 if raw.endswith(b",\n") else 1)
-        if not isinstance(name, str) or raw[end] != 58 or length < 2:  # 58: ":"
-            raise ValueError("not a cache line")
-        entries[name] = _Span(at, end + 1, length)
-        at += len(raw)
-    raise ValueError("the cache file is cut short")
-
-
-def _read_whole(text: str) -> dict[str, _Span | dict[str, Any]]:
-    """The entries of a cache file parsed as one JSON document."""
-    data = json.loads(text)
-    if not isinstance(data, dict) or data.get("format") != CACHE_FORMAT:
-        return {}
-    plugins = data.get("plugins")
-    if not isinstance(plugins, dict):
-        return {}
-    return {name: entry for name, entry in plugins.items() if isinstance(entry, dict)}
-
-
 def _name(source: PluginSource) -> str:
     return f"{normalize(source.distribution or '')}:{source.name}"
-
-
-def _stamp(path: str) -> tuple[str, int, int] | None:
-    try:
-        info = os.stat(path)
-    except OSError:
-        return None
-    return (path, info.st_size, info.st_mtime_ns)
-
-
-def _source_files(obj: object, tools: Sequence[Tool]) -> set[str]:
-    """The files defining the plugin object, its tool functions and their hints' classes."""
-    modules: set[object] = {obj.__name__ if isinstance(obj, ModuleType) else type(obj).__module__}
-    for tool in tools:
-        modules.add(getattr(tool.function, "__module__", None))
-        modules.update(cls.__module__ for cls in hint_classes(tool))
-    files: set[str] = set()
-    for name in modules:
-        module = sys.modules.get(name) if isinstance(name, str) else None
-        file = getattr(module, "__file__", None)
-        if isinstance(file, str):
-            files.add(file)
-    return files

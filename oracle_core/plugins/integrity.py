@@ -18,19 +18,33 @@ import inspect
 import itertools
 import operator
 from dataclasses import dataclass
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+_META_TOOLS = Path(__file__).resolve().parents[1] / "capabilities" / "meta_tools"
+
+
+def _meta_tool_modules() -> tuple[str, ...]:
+    """Every module of the meta-tools' package, read from its folder (not imported here).
+
+    Each defines what a meta-tool shows and what answers its calls, so a new meta-tool's
+    module is guarded without a row of its own below.
+    """
+    package = "oracle_core.capabilities.meta_tools"
+    stems = sorted(p.stem for p in _META_TOOLS.glob("*.py") if p.stem != "__init__")
+    return (package, *(f"{package}.{stem}" for stem in stems))
+
+
 GUARDED_MODULES = (
-    "oracle_core.capabilities.meta_tools.finding",
+    *_meta_tool_modules(),
     "oracle_core.capabilities.gate",
-    "oracle_core.capabilities.meta_tools.listing",
-    "oracle_core.capabilities.meta_tools.loading",
-    "oracle_core.capabilities.meta_tools",
-    "oracle_core.capabilities.meta_tools.results",
     "oracle_core.capabilities.state",
     "oracle_core.plugins.core_tools",
     "oracle_core.plugins.deferred",  # a deferred plugin's tools hand calls to the real ones
+    "oracle_core.models.wire",  # reads the tool calls of a reply, which the gate checks
+    "oracle_core.run.asking",  # records which tools reached the provider
+    "oracle_core.run.begin",  # checks a caller's client tools and results before a run starts
     "oracle_core.run.calls",
     "oracle_core.run.chain",
     "oracle_core.run.executor",

@@ -39,13 +39,14 @@ from typing import TYPE_CHECKING, Any
 
 from oracle_core.errors import BudgetExceededError, RunLimitError
 from oracle_core.settings.budgets import Budget, Budgets
+from oracle_core.store.facets import need
 from oracle_core.store.usage import Spent, UsageEntry
 
 if TYPE_CHECKING:
     from oracle_core.models.cost import PriceTable
     from oracle_core.run.state import RunState
     from oracle_core.store.base import Checkpointer
-    from oracle_core.values.messages import ToolResult, Usage
+    from oracle_core.values.messages import ToolCall, ToolResult, Usage
 
 log = logging.getLogger("oracle_core.run")
 
@@ -189,7 +190,7 @@ class BudgetGuard:
         finally:
             await self._let_go(state)
 
-    async def before_tools(self, state: RunState, calls: Sequence[dict[str, Any]]) -> None:
+    async def before_tools(self, state: RunState, calls: Sequence[ToolCall]) -> None:
         """Tool calls spend from no budget: nothing to check."""
 
     async def after_tools(self, state: RunState, results: Sequence[ToolResult]) -> None:
@@ -304,5 +305,14 @@ def budget_guard(
     prices: PriceTable | None = None,
 ) -> BudgetGuard:
     """The guard of an oracle's ``[budgets]`` (``settings``: its :class:`Settings`;
-    ``prices``: the oracle's price table, shared with its usage limits)."""
-    return BudgetGuard(store, settings.budgets(), plugin_of=plugin_of, prices=prices)
+    ``prices``: the oracle's price table, shared with its usage limits).
+
+    Raises:
+        MissingFacetError: budgets are set and the store offers no usage ledger or no
+            leases (budgets read the ledger and hold their keys with leases).
+    """
+    budgets = settings.budgets()
+    if budgets.budgets:
+        need(store, "usage", "[budgets] in oracle.toml")
+        need(store, "leases", "[budgets] in oracle.toml")
+    return BudgetGuard(store, budgets, plugin_of=plugin_of, prices=prices)

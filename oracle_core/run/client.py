@@ -23,6 +23,7 @@ from oracle_core.run.deps import RunDeps
 from oracle_core.run.opening import unanswered_calls
 from oracle_core.run.state import RunState
 from oracle_core.run.turn import open_run
+from oracle_core.store.facets import facet_of
 from oracle_core.values.events import Event, ToolResultEvent
 from oracle_core.values.messages import Message
 from oracle_core.values.operations import Operation
@@ -68,7 +69,9 @@ async def check_thread_results(deps: RunDeps, thread_id: str, results: Mapping[s
     """
     saved = await deps.store.load(thread_id)
     answered = {str(k): v for k, v in results.items()}
-    for operation in await deps.store.list_operations(thread_id=thread_id):
+    operations = facet_of(deps.store, "operations")  # a store of threads only has none
+    held = await operations.list_operations(thread_id=thread_id) if operations else []
+    for operation in held:
         if (
             operation.call_id in answered
             and operation.kind != "background"

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from oracle_core.capabilities.gate import Gate
+from oracle_core.capabilities.state import Capabilities
 from oracle_core.models.base import Model
 from oracle_core.plugins.registry import Registry
 from oracle_core.run.chain import MiddlewareChain
@@ -32,6 +34,9 @@ class RunDeps:
         store: saves the thread after every step.
         requests: builds each step's request with the gate's tool list.
         executor: runs one tool call.
+        gate: what each request shows and which calls may run (the gate of ``requests``).
+        capabilities: what every run's capability state shares (the executor's own); a
+            run's state (``capabilities.state(loaded)``) resolves and loads its tools.
         middleware: the plugins' middleware, in order.
         limits: steps, concurrency, timeouts, result size.
         locks: one run at a time per thread in this process.
@@ -47,6 +52,8 @@ class RunDeps:
     store: Checkpointer
     requests: RequestBuilder
     executor: ToolExecutor
+    gate: Gate
+    capabilities: Capabilities
     middleware: MiddlewareChain
     limits: RunLimits
     locks: ThreadLocks
@@ -54,6 +61,18 @@ class RunDeps:
     open_operations: OpenOperations
     observers: Observers = field(default_factory=Observers)
     guards: Guards = field(default_factory=Guards)
+
+    def __post_init__(self) -> None:
+        """Refuse a gate or capabilities other than those the requests and tools use.
+
+        Raises:
+            ValueError: ``gate`` is not ``requests.gate`` or ``capabilities`` is not
+                ``executor.capabilities`` (a run would show one thing and run another).
+        """
+        if self.gate is not self.requests.gate:
+            raise ValueError("RunDeps.gate must be the gate of its request builder")
+        if self.capabilities is not self.executor.capabilities:
+            raise ValueError("RunDeps.capabilities must be those of its tool executor")
 
     @property
     def registry(self) -> Registry:

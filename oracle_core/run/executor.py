@@ -34,6 +34,10 @@ from oracle_core.run.pool import PoolExhaustedError, SyncToolPool
 from oracle_core.values.limits import RunLimits
 from oracle_core.values.messages import ToolCall, ToolResult, content_of
 from oracle_core.values.text import MAX_JSON_DEPTH, clean_json, json_depth
+from oracle_core.values.tool_errors import error_result as error_result
+
+# error_result is named here too: the loop, the MCP surface and the conformance checks
+# imported it from this module before it moved to oracle_core.values.tool_errors.
 
 if TYPE_CHECKING:
     from oracle_core.authoring.host import OracleHandle
@@ -42,12 +46,6 @@ log = logging.getLogger("oracle_core.run")
 
 ErrorListener = Callable[[BaseException, ToolCall], Awaitable[None]]
 """Told about a tool that raised unexpectedly (the middleware chain's ``on_error``)."""
-
-
-def error_result(call: ToolCall, message: str, error: BaseException | None = None) -> ToolResult:
-    """An error tool message for ``call``: ``{"error": message}``."""
-    content = json.dumps({"error": message}, ensure_ascii=False)
-    return ToolResult(call.id, call.name, content, is_error=True, error=error)
 
 
 def decode_arguments(call: ToolCall, limit: int | None = None) -> dict[str, Any]:

@@ -17,11 +17,11 @@ guard stops fails with the guard's error as its ``error``; its thread stays usab
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from oracle_core.run.state import RunState
-    from oracle_core.values.messages import ToolResult, Usage
+    from oracle_core.values.messages import ToolCall, ToolResult, Usage
 
 
 class RunGuard(Protocol):
@@ -33,7 +33,7 @@ class RunGuard(Protocol):
     async def after_model(self, state: RunState, step: int, usage: Usage) -> None:
         """Note (or refuse) model call ``step``'s ``usage``, already added to the run's."""
 
-    async def before_tools(self, state: RunState, calls: Sequence[dict[str, Any]]) -> None:
+    async def before_tools(self, state: RunState, calls: Sequence[ToolCall]) -> None:
         """Raise to stop the run before one response's ``calls`` run."""
 
     async def after_tools(self, state: RunState, results: Sequence[ToolResult]) -> None:
@@ -60,7 +60,7 @@ class Guards:
         for guard in self.members:
             await guard.after_model(state, step, usage)
 
-    async def before_tools(self, state: RunState, calls: Sequence[dict[str, Any]]) -> None:
+    async def before_tools(self, state: RunState, calls: Sequence[ToolCall]) -> None:
         """Ask each guard before one response's ``calls`` run."""
         for guard in self.members:
             await guard.before_tools(state, calls)

@@ -4,7 +4,9 @@ Within one process runs on a thread queue on an :class:`asyncio.Lock`
 (:class:`~oracle_core.run.locks.ThreadLocks`); across processes they take the thread's
 lease in the store. A run waits its turn for a bounded time, then fails with a clear
 "thread busy" error. While it runs, a heartbeat renews the lease; a process that dies
-stops renewing, and its lease expires so the next run takes the thread over.
+stops renewing, and its lease expires so the next run takes the thread over. A store
+without the leases facet (:mod:`oracle_core.store.facets`) takes no lease: runs on a
+thread are then kept one at a time in this process only.
 """
 
 from __future__ import annotations
@@ -15,7 +17,9 @@ import logging
 from types import TracebackType
 
 from oracle_core.errors import ThreadBusyError
+from oracle_core.store.facets import facet_of
 from oracle_core.store.leases import LeaseStore
+from oracle_core.store.threads import ThreadStore
 
 log = logging.getLogger("oracle_core.run")
 
@@ -24,7 +28,7 @@ class ThreadLease:
     """The lease of one thread for one run.
 
     Args:
-        store: where the lease lives.
+        store: the store whose leases facet keeps the lease (none: no lease is taken).
         thread_id: the thread.
         owner: who holds it (the run id).
         ttl: seconds the lease lasts unless renewed; renewed every third of it.
@@ -32,9 +36,15 @@ class ThreadLease:
     """
 
     def __init__(
-        self, store: LeaseStore, thread_id: str, owner: str, *, ttl: float, wait: float
+        self,
+        store: LeaseStore | ThreadStore,
+        thread_id: str,
+        owner: str,
+        *,
+        ttl: float,
+        wait: float,
     ) -> None:
-        self.store = store
+        self.store = facet_of(store, "leases")
         self.thread_id = thread_id
         self.owner = owner
         self.ttl = ttl
@@ -42,6 +52,8 @@ class ThreadLease:
         self._heartbeat: asyncio.Task[None] | None = None
 
     async def __aenter__(self) -> ThreadLease:
+        if self.store is None:
+            return self
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.wait
         pause = 0.01
@@ -58,6 +70,7 @@ class ThreadLease:
         return self
 
     async def _renew(self) -> None:
+        assert self.store is not None  # started only with a lease taken
         while True:
             await asyncio.sleep(self.ttl / 3)
             try:
@@ -75,5 +88,7 @@ class ThreadLease:
             self._heartbeat.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._heartbeat
+        if self.store is None:
+            return
         # Released even when the run was cancelled: the next run must not wait for expiry.
         await asyncio.shield(self.store.release(self.thread_id, self.owner))

@@ -4,7 +4,7 @@ A run is a loop over a :class:`~oracle_core.run.state.RunState` value and its
 :class:`~oracle_core.run.deps.RunDeps`. It holds the thread (lock and lease), takes its
 first step (:class:`~oracle_core.run.turn.FirstStep`: a new turn saves the user's message,
 a resume answers the call that waited), then asks the model (through the middleware
-chain, with the gate's tool list), saves the assistant message, runs the tool calls
+chain, with the gate's tool list: :mod:`oracle_core.run.asking`), saves the assistant message, runs the tool calls
 (concurrently, bounded, results in call order), saves their results and any capability
 loads, and repeats until the model answers without tool calls or the step limit is
 reached. State is saved after every step. The run publishes its events to the thread's
@@ -18,13 +18,11 @@ model, before any middleware sees a call and again for a call a middleware repla
 from __future__ import annotations
 
 import asyncio
-import dataclasses
-import json
+import functools
 import logging
-from collections.abc import AsyncGenerator, AsyncIterator, Mapping
-from typing import Any
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 
-from oracle_core.capabilities.gate import Shown, sent_names
+from oracle_core.capabilities.gate import Shown
 from oracle_core.errors import (
     OracleError,
     RunLimitError,
@@ -34,18 +32,14 @@ from oracle_core.errors import (
 )
 from oracle_core.models.base import EmptyReplyError
 from oracle_core.models.retries import spent_on
+from oracle_core.models.wire import call_entry, saved_reply
+from oracle_core.run.asking import ask_model, remaining
 from oracle_core.run.deps import RunDeps
 from oracle_core.run.executor import cap, error_result, over
 from oracle_core.run.gated import GatedCalls
 from oracle_core.run.lease import ThreadLease
 from oracle_core.run.output import final_answer, output_value
-from oracle_core.run.saving import (
-    call_arguments,
-    call_name,
-    finish_step,
-    interrupted_results,
-    save,
-)
+from oracle_core.run.saving import finish_step, interrupted_results, save
 from oracle_core.run.state import RunState
 from oracle_core.run.state import new_run_id as new_run_id  # re-exported: testing/drive.py
 from oracle_core.run.turn import FirstStep, NewTurn
@@ -60,13 +54,11 @@ from oracle_core.values.events import (
 )
 from oracle_core.values.messages import (
     Message,
-    ModelRequest,
     ModelResponse,
     ToolCall,
     ToolResult,
     unanswered_marker,
 )
-from oracle_core.values.text import StreamText, clean_json
 
 log = logging.getLogger("oracle_core.run")
 
@@ -217,6 +209,8 @@ class Run:
         # A run resumed after a crash counts its steps from its start (state.steps_from).
         last = (state.steps_from or first) + deps.limits.max_steps
         record.model = deps.model.name  # saved with the step's outcome, a failure's too
+        shorten = functools.partial(cap, limit=deps.limits.max_text_bytes)
+        too_long = functools.partial(over, limit=deps.limits.max_text_bytes)
         for step in range(first, last):
             request = deps.requests.build(
                 thread_id=state.thread_id,
@@ -231,7 +225,7 @@ class Run:
             )
             # The names calls are decided on, frozen now, for this request alone: the gate's
             # and the caller's own tools (which it runs itself: they are handed back).
-            chosen = deps.requests.gate.names(state.loaded, operations=state.operations)
+            chosen = deps.gate.names(state.loaded, operations=state.operations)
             client = state.options.client_names
             if client:
                 chosen |= client
@@ -243,7 +237,7 @@ class Run:
             )
             outcome: tuple[ModelResponse, frozenset[str]] | None = None
             try:
-                async for item in self._model_call(request):
+                async for item in ask_model(deps, state, request):
                     if isinstance(item, TextDelta):
                         yield item
                     else:
@@ -256,8 +250,8 @@ class Run:
             record.steps = step
             record.usage = record.usage + response.usage
             await deps.guards.after_model(state, step, response.usage)
-            assistant = capped_reply(response.message, deps.limits.max_text_bytes)
-            calls = response.tool_calls  # as the model sent them; the executor checks sizes
+            assistant = saved_reply(response, shorten, too_long)
+            calls = list(response.calls)  # as the model sent them; the executor checks sizes
             if not calls:  # the final answer, checked against a wanted output (run/output.py)
                 if response.empty:
                     yield UsageEvent(step, response.usage)
@@ -271,14 +265,12 @@ class Run:
             await save(deps, state, [assistant])
             yield UsageEvent(step, response.usage)
             for call in calls:
-                yield ToolCallEvent(call["id"], call_name(call), call_arguments(call))
+                yield ToolCallEvent(call.id, call.name, call.arguments)
             # The gate's rule, checked here against what really went to the provider.
-            allowed = deps.requests.gate.shown(chosen, sent)
+            allowed = deps.gate.shown(chosen, sent)
             cut_off = frozenset(response.cut_off)  # answered here: never handed, never run
             handed = [
-                c
-                for c in calls
-                if call_name(c) in client and call_name(c) in allowed and c["id"] not in cut_off
+                c for c in calls if c.name in client and c.name in allowed and c.id not in cut_off
             ]
             if handed:  # the caller runs these: they stay unanswered in the thread
                 calls = [c for c in calls if not any(c is h for h in handed)]
@@ -290,7 +282,7 @@ class Run:
             if state.waiting:
                 return
             if handed:
-                state.client_calls = [_handed(c) for c in handed]
+                state.client_calls = [call_entry(c) for c in handed]
                 record.status = "waiting_for_client"
                 await save(deps, state, [])
                 return
@@ -300,76 +292,9 @@ class Run:
             "Oracle(max_steps=...) when embedding)"
         )
 
-    async def _model_call(
-        self, request: ModelRequest
-    ) -> AsyncIterator[TextDelta | tuple[ModelResponse, frozenset[str]]]:
-        """Ask the model through the middleware; yields text deltas, then the response and
-        the names of the tools the provider was sent (read once, as it was sent).
-
-        This is the one place a model's reply enters the run: its text is cleaned here
-        (:func:`~oracle_core.values.text.clean_text`), so the answer, the events and every
-        surface built from them carry valid Unicode, not only what is saved.
-        """
-        chain = self.deps.middleware
-        model = self.deps.model
-        queue: asyncio.Queue[TextDelta] = asyncio.Queue()
-        sent: list[tuple[ModelRequest, frozenset[str]]] = []
-
-        async def call_model(req: ModelRequest) -> ModelResponse:
-            sent.append((req, sent_names(req.tools)))  # exactly what the provider is sent
-            if not self.state.stream:
-                return await model.complete(req)
-            final: ModelResponse | None = None
-            text = StreamText()
-            async for piece in model.stream(req):
-                if isinstance(piece, ModelResponse):
-                    final = piece
-                elif delta := text.feed(str(piece)):
-                    queue.put_nowait(TextDelta(delta))
-            if rest := text.flush():
-                queue.put_nowait(TextDelta(rest))
-            assert final is not None
-            return final
-
-        async def whole() -> tuple[ModelResponse, frozenset[str]]:
-            changed = await chain.before_model(request)
-            try:
-                response = clean_response(await chain.wrap_model(changed, call_model))
-            except Exception as error:
-                await chain.notify(error, changed)
-                raise
-            # A middleware that answered without calling the model sent nothing: its
-            # response may only call what the request it saw offered.
-            shown, names = sent[-1] if sent else (changed, sent_names(changed.tools))
-            await chain.after_model(shown, response)
-            return response, names
-
-        task = asyncio.ensure_future(whole())
-        getter: asyncio.Future[TextDelta] | None = None
-        try:
-            while not task.done():
-                getter = asyncio.ensure_future(queue.get())
-                await asyncio.wait(
-                    {task, getter}, timeout=self._remaining(), return_when=asyncio.FIRST_COMPLETED
-                )
-                if getter.done():
-                    yield getter.result()
-                    continue
-                getter.cancel()
-                if not task.done():
-                    raise self._overtime("waiting for the model")
-            while not queue.empty():
-                yield queue.get_nowait()
-            yield task.result()
-        finally:
-            if getter is not None and not getter.done():
-                getter.cancel()  # a run cancelled while waiting must not leave it pending
-            if not task.done():
-                task.cancel()
-
     async def run_tools(
         self,
-        calls: list[dict[str, Any]],
+        calls: Sequence[ToolCall],
         allowed: Shown,
         cut_off: frozenset[str] = frozenset(),
     ) -> tuple[list[ToolResult], tuple[str, ...]]:
@@ -381,16 +306,13 @@ class Run:
         tells the model so (:data:`CUT_OFF`).
         """
         deps = self.deps
-        capabilities = deps.executor.capabilities.state(self.state.loaded)
+        capabilities = deps.capabilities.state(self.state.loaded)
         gated = GatedCalls(
             deps.executor, deps.middleware, allowed, capabilities, deps.limits.tool_concurrency
         )
 
-        async def one(raw: Mapping[str, Any]) -> ToolResult:
-            call = ToolCall(
-                id=str(raw["id"]),
-                name=call_name(raw),
-                arguments=call_arguments(raw),
+        async def one(asked: ToolCall) -> ToolResult:
+            call = asked.replace(
                 thread_id=self.state.thread_id,
                 run_id=self.state.record.id,
                 loaded=capabilities.loaded,
@@ -399,7 +321,7 @@ class Run:
             if call.id in cut_off:
                 return gated.answer(call, error_result(call, CUT_OFF))
             try:
-                async with asyncio.timeout(self._remaining()):
+                async with asyncio.timeout(remaining(self.state)):
                     result = await gated.run(call)
             except TimeoutError as error:
                 result = error_result(
@@ -415,15 +337,6 @@ class Run:
 
         results = list(await asyncio.gather(*(one(c) for c in calls)))
         return results, capabilities.new
-
-    def _remaining(self) -> float:
-        return max(0.0, self.state.deadline - asyncio.get_running_loop().time())
-
-    def _overtime(self, doing: str) -> RunLimitError:
-        return RunLimitError(
-            f"the run took longer than its limit of {self.deps.limits.run_timeout:g} s "
-            f"({doing}); raise it with RunLimits(run_timeout=...)"
-        )
 
 
 CUT_OFF = (
@@ -446,20 +359,6 @@ def handed_over(stop: BaseException) -> bool:
     return isinstance(stop, asyncio.CancelledError) and stop.args[:1] == (HANDED_OVER,)
 
 
-def _handed(call: Mapping[str, Any]) -> dict[str, Any]:
-    """A client tool's call as the caller gets it: an OpenAI ``tool_calls`` entry."""
-    return {
-        "id": str(call["id"]),
-        "type": "function",
-        "function": {"name": call_name(call), "arguments": call_arguments(call)},
-    }
-
-
-def clean_response(response: ModelResponse) -> ModelResponse:
-    """``response`` with every string of its message cleaned (lone surrogates replaced)."""
-    return dataclasses.replace(response, message=clean_json(dict(response.message)))
-
-
 def unanswered(state: RunState, error: BaseException | None = None) -> list[Message]:
     """What a run that failed without an answer saves: a marker after its user message, so
     no model is sent that message again (``[]`` when the model answered, or no message is
@@ -477,25 +376,3 @@ def unanswered(state: RunState, error: BaseException | None = None) -> list[Mess
     if not state.messages or state.messages[-1].get("role") != "user":
         return []
     return [unanswered_marker(state.record.id)]
-
-
-def capped_reply(message: Mapping[str, Any], limit: int) -> Message:
-    """The assistant message to save: its text cut to ``limit`` bytes, oversized arguments dropped.
-
-    Arguments are never cut (a cut would change what the call asks for); arguments over the
-    limit are replaced by a note, and the executor refuses the call as too long.
-    """
-    assistant = dict(message)
-    content = assistant.get("content")
-    if isinstance(content, str):
-        assistant["content"] = cap(content, limit)
-    calls = []
-    for call in assistant.get("tool_calls") or []:
-        arguments = call_arguments(call)
-        if over(arguments, limit):
-            dropped = json.dumps({"_dropped": f"{len(arguments)} characters of arguments"})
-            call = {**call, "function": {**(call.get("function") or {}), "arguments": dropped}}
-        calls.append(call)
-    if calls:
-        assistant["tool_calls"] = calls
-    return assistant

@@ -7,11 +7,11 @@ waited), so both save, count and turn waiting calls into operations the same way
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
+from oracle_core.models.wire import read_calls, tool_answer, tool_message
 from oracle_core.run.deps import RunDeps
 from oracle_core.run.opening import unanswered_calls
 from oracle_core.run.state import RunState
@@ -28,6 +28,7 @@ from oracle_core.values.operations import Operation
 from oracle_core.values.text import clean_json, clean_text
 from oracle_core.values.threads import RunStatus
 from oracle_core.values.tokens import count_message_tokens
+from oracle_core.values.tool_errors import error_content
 
 
 async def save(
@@ -87,7 +88,7 @@ async def finish_step(
         state.record.status = waiting_status(waits)
         state.waiting = list(waits)
     loads = list(loads) if loads is not None else [name for r in done for name in r.loaded]
-    await save(deps, state, [r.message() for r in done], loads)
+    await save(deps, state, [tool_message(r) for r in done], loads)
     for result in done:
         yield ToolResultEvent(
             result.call_id, result.name, result.content, result.is_error, result.refused
@@ -114,11 +115,8 @@ def interrupted_results(
 ) -> list[Message]:
     """Tool results for calls a crashed (or stopped) run left unanswered, so the thread
     stays valid; each says it was not run and why (``reason``)."""
-    error = json.dumps({"error": f"not run: {reason}"})
-    return [
-        {"role": "tool", "tool_call_id": call_id, "content": error}
-        for call_id in unanswered_calls(messages)
-    ]
+    error = error_content(f"not run: {reason}")
+    return [tool_answer(call_id, error) for call_id in unanswered_calls(messages)]
 
 
 def waiting_status(operations: Sequence[Operation]) -> RunStatus:
@@ -135,16 +133,13 @@ def requested(operation: Operation) -> Event:
 
 
 def call_name(call: Mapping[str, Any]) -> str:
-    """The function name of a model's tool call."""
-    return str((call.get("function") or {}).get("name") or "")
+    """The function name of a saved ``tool_calls`` entry (read by :mod:`oracle_core.models.wire`)."""
+    return read_calls([call])[0].name
 
 
 def call_arguments(call: Mapping[str, Any]) -> str:
-    """The arguments of a model's tool call, as the JSON text it sent."""
-    value = (call.get("function") or {}).get("arguments")
-    if value is None:
-        return ""
-    return value if isinstance(value, str) else json.dumps(value)
+    """The arguments of a saved ``tool_calls`` entry, as the JSON text the model sent."""
+    return read_calls([call])[0].arguments
 
 
 async def _count(messages: list[Message]) -> list[int]:

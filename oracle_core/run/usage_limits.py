@@ -22,8 +22,8 @@ that), so the thread goes on with the next message (docs/limits.md).
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from oracle_core.errors import UsageLimitExceeded
 from oracle_core.values.limits import RunLimits
@@ -31,7 +31,7 @@ from oracle_core.values.limits import RunLimits
 if TYPE_CHECKING:
     from oracle_core.models.cost import PriceTable
     from oracle_core.run.state import RunState
-    from oracle_core.values.messages import Message, ToolResult, Usage
+    from oracle_core.values.messages import Message, ToolCall, ToolResult, Usage
 
 log = logging.getLogger("oracle_core.run.usage_limits")
 
@@ -151,7 +151,7 @@ class UsageLimits:
         if cost > limit:
             raise exceeded("max_cost", limit, cost, f"it cost ${cost:,.6g}")
 
-    async def before_tools(self, state: RunState, calls: Sequence[Mapping[str, Any]]) -> None:
+    async def before_tools(self, state: RunState, calls: Sequence[ToolCall]) -> None:
         """Stop the run before a response's calls that would take it past ``max_tool_calls``."""
         limit = self.of(state).get("max_tool_calls")
         if limit is None or not calls:

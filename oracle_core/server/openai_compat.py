@@ -34,6 +34,7 @@ import anyio
 from fastapi import APIRouter, Depends, Request
 from starlette.responses import JSONResponse, Response
 
+from oracle_core.models.wire import call_entry, calls_of
 from oracle_core.server.bodies import ChatCompletionRequest
 from oracle_core.server.context import ServerContext
 from oracle_core.server.errors import ApiError
@@ -42,6 +43,7 @@ from oracle_core.server.openai_request import bad, chat_turn, transcript_key
 from oracle_core.server.operations import waiting_message
 from oracle_core.server.runs import RunHandle
 from oracle_core.server.sse import PING, sse_message, sse_response, with_pings
+from oracle_core.store.facets import facet_of
 from oracle_core.values.events import RunFinished, TextDelta
 from oracle_core.values.ids import check_user_id
 from oracle_core.values.messages import FINISH_LENGTH, Usage
@@ -146,9 +148,12 @@ async def _answered_after_wait(ctx: ServerContext, thread_id: str, text: str) ->
     that answer is the response, and no second run starts.
     """
     deps = await ctx.oracle.run_deps()
+    operations = facet_of(deps.store, "operations")
+    if operations is None:  # a store without operations: no run of it ever waited
+        return None
     # The thread's waits first: most threads have none, so most turns read nothing more.
     waited = {
-        o.run_id for o in await deps.store.list_operations(thread_id=thread_id)
+        o.run_id for o in await operations.list_operations(thread_id=thread_id)
         if o.kind != "background" and o.resumed_at is not None
     }  # fmt: skip
     if not waited:
@@ -331,8 +336,7 @@ def _reply(state: ThreadState, carry: Carry) -> dict[str, Any] | None:
     if run.status == "completed":
         return {"role": "assistant", "content": str(last.get("content") or "")}
     if run.status == "waiting_for_client":
-        calls = last.get("tool_calls") or []
-        handed = [c for c in calls if (c.get("function") or {}).get("name") in carry.client_names]
+        handed = [call_entry(c) for c in calls_of(last) if c.name in carry.client_names]
         return {"role": "assistant", "content": None, "tool_calls": handed}
     return None
 

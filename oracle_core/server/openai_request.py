@@ -23,8 +23,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from oracle_core.errors import OutputSchemaError
+from oracle_core.models.wire import call_entry, tool_answer
 from oracle_core.server.errors import ApiError
-from oracle_core.values.messages import Message
+from oracle_core.values.messages import Message, ToolCall
 from oracle_core.values.output import OutputSchema
 from oracle_core.values.run_options import ClientTool, RunOptions
 
@@ -283,9 +284,7 @@ def _history(rows: Sequence[Mapping[str, Any]]) -> list[Message]:
                     f"a tool message answers {call_id!r}, which no earlier assistant message "
                     "called",
                 )
-            history.append(
-                {"role": "tool", "tool_call_id": call_id, "content": text_of(row.get("content"))}
-            )
+            history.append(tool_answer(call_id, text_of(row.get("content"))))
             continue
         message: Message = {"role": role, "content": text_of(row.get("content"))}
         calls = row.get("tool_calls") if role == "assistant" else None
@@ -302,14 +301,8 @@ def _call(call: Any) -> dict[str, Any]:
     if not isinstance(function, Mapping) or not isinstance(call.get("id"), str):
         raise bad("invalid_message", "an assistant tool call needs an id and a function")
     arguments = function.get("arguments")
-    return {
-        "id": call["id"],
-        "type": "function",
-        "function": {
-            "name": str(function.get("name") or ""),
-            "arguments": arguments if isinstance(arguments, str) else json.dumps(arguments or {}),
-        },
-    }
+    text = arguments if isinstance(arguments, str) else json.dumps(arguments or {})
+    return call_entry(ToolCall(call["id"], str(function.get("name") or ""), text))
 
 
 def _check_answers(history: Sequence[Message], results: Mapping[str, str]) -> None:

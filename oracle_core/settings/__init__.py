@@ -1,4 +1,7 @@
-"""Operator settings: environment variables, ``ORACLE_HOME`` and ``oracle.toml``."""
+"""Operator settings: environment variables, ``ORACLE_HOME`` and ``oracle.toml``.
+
+Every setting is a row of one table, :data:`oracle_core.settings.table.SETTINGS`.
+"""
 
 from __future__ import annotations
 
@@ -12,51 +15,38 @@ from typing import Any
 from oracle_core.errors import ConfigError, SurfaceError
 from oracle_core.settings.approvals import ApprovalRules, read_approvals
 from oracle_core.settings.budgets import Budgets, read_budgets
+from oracle_core.settings.environment import read_settings
 from oracle_core.settings.home import default_home as default_home
-from oracle_core.settings.home import home_from_env
 from oracle_core.settings.model_tables import (
     EVERY_MODEL,
     ModelCallSettings,
-    env_defaults,
     merged,
     read_model_tables,
 )
 from oracle_core.settings.plugin_tables import plain_plugin_config, plugin_overrides
-from oracle_core.settings.reading import env_choice, env_flag, env_number, read_config
+from oracle_core.settings.reading import read_config
 from oracle_core.settings.run_limits import run_limits
-from oracle_core.settings.servers import database_url, server_url
-from oracle_core.settings.sync_tools import SHARE_VARIABLE, SyncToolShares, read_shares
+from oracle_core.settings.servers import server_url
+from oracle_core.settings.sync_tools import SyncToolShares, read_shares
+from oracle_core.settings.table import DEFAULT_HOOK_TIMEOUT as DEFAULT_HOOK_TIMEOUT
+from oracle_core.settings.table import DEFAULT_LIST_LIMIT as DEFAULT_LIST_LIMIT
+from oracle_core.settings.table import DEFAULT_SLOW_IMPORT_SECONDS as DEFAULT_SLOW_IMPORT_SECONDS
+from oracle_core.settings.table import DEFAULT_TIER1_BUDGET as DEFAULT_TIER1_BUDGET
+from oracle_core.settings.table import MODEL_CLIENTS as MODEL_CLIENTS
+from oracle_core.settings.table import by_variable, of_owner
+from oracle_core.settings.table_runs import DEFAULT_RESUME_MAX_AGE as DEFAULT_RESUME_MAX_AGE
 from oracle_core.values.limits import RunLimits
 
-DEFAULT_TIER1_BUDGET = 400
-"""Tokens the Tier-1 block may cost before a warning names the most expensive plugins."""
-
-DEFAULT_LIST_LIMIT = 40
-"""Plugins ``list_capabilities()`` lists one by one; past it, categories and a hint to search."""
-
-DEFAULT_HOOK_TIMEOUT = 10.0
-"""Seconds one plugin hook may take (assembly, startup, shutdown) before it counts as hung."""
-
-MODEL_CLIENTS = ("auto", "litellm")
-"""The values of ``ORACLE_MODEL_CLIENT`` (read again, with the same choices, by
-:func:`~oracle_core.models.openai.model_for`); any other is an error when settings are read."""
-
-DEFAULT_SLOW_IMPORT_SECONDS = 0.5
-"""Seconds a plugin's import may take before the start warns and ``oracle plugins`` says so."""
-
-DEFAULT_RESUME_MAX_AGE = 3600.0
-"""Seconds since a cut-off run last saved a step within which ``oracle serve`` resumes it."""
-
-
-def _names(value: str | None) -> tuple[str, ...] | None:
-    if value is None:
-        return None
-    return tuple(part.strip() for part in value.split(",") if part.strip())
+_API_BASE = "api_base"
+"""Checked after the overrides: ``--api-base`` wins over a bad ``ORACLE_API_BASE``."""
 
 
 @dataclass(frozen=True)
 class Settings:
     """Everything an operator configures, read from the environment by :meth:`from_env`.
+
+    Each field is a row of the settings table (:mod:`oracle_core.settings.table`), which
+    holds its variable, default and meaning; a test keeps the field defaults equal to it.
 
     Attributes:
         home: ``ORACLE_HOME``; holds ``oracle.db`` and ``oracle.toml``.
@@ -141,75 +131,25 @@ class Settings:
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
-        """Read settings from ``env`` (default ``os.environ``); ``overrides`` win."""
+        """Read settings from ``env`` (default ``os.environ``); ``overrides`` win.
+
+        Every field is read as its row of the settings table says
+        (:mod:`oracle_core.settings.table`), in the table's order; the settings read
+        elsewhere that the table marks ``check`` (``ORACLE_MODEL_CLIENT``) are checked first,
+        so a typo fails every command, not only the first model call.
+
+        Raises:
+            ConfigError: the first variable whose value does not fit, naming it.
+        """
         env = dict(os.environ if env is None else env)
-        # Checked now, so a typo fails every command, not only the first model call.
-        env_choice(env, "ORACLE_MODEL_CLIENT", MODEL_CLIENTS, "auto")
-        calls = env_defaults(env)
-        values: dict[str, Any] = {
-            "home": home_from_env(env),
-            "model": env.get("ORACLE_MODEL") or None,
-            "api_base": env.get("ORACLE_API_BASE") or None,
-            "load_plugins": _names(env.get("ORACLE_LOAD_PLUGINS")),
-            "disable_plugins": _names(env.get("ORACLE_DISABLE_PLUGINS")) or (),
-            "api_key": env.get("ORACLE_API_KEY") or None,
-            "strict": env_flag(env, "ORACLE_STRICT_PLUGINS"),
-            "tier1_budget": env_number(
-                env, "ORACLE_TIER1_BUDGET", int, DEFAULT_TIER1_BUDGET, minimum=0, unit="tokens"
-            ),
-            "trace_plugins": env_flag(env, "ORACLE_TRACE_PLUGINS"),
-            "hook_timeout": env_number(
-                env,
-                "ORACLE_HOOK_TIMEOUT",
-                float,
-                DEFAULT_HOOK_TIMEOUT,
-                positive=True,
-                unit="seconds",
-            ),
-            "list_limit": env_number(
-                env, "ORACLE_LIST_LIMIT", int, DEFAULT_LIST_LIMIT, minimum=1, unit="plugins"
-            ),
-            "embedding_model": env.get("ORACLE_EMBEDDING_MODEL") or None,
-            "embedding_api_base": server_url(
-                env.get("ORACLE_EMBEDDING_API_BASE"), "ORACLE_EMBEDDING_API_BASE"
-            ),
-            "run_limits": run_limits(env),
-            # 0 is "unset" here: a set value is at least 1.
-            "sync_tool_share": env_number(env, SHARE_VARIABLE, int, 0, minimum=1, unit="threads")
-            or None,
-            "slow_import_seconds": env_number(
-                env,
-                "ORACLE_SLOW_IMPORT_SECONDS",
-                float,
-                DEFAULT_SLOW_IMPORT_SECONDS,
-                minimum=0,
-                unit="seconds",
-            ),
-            "database_url": database_url(env.get("ORACLE_DATABASE_URL")),
-            "database_pool_size": env_number(
-                env, "ORACLE_DATABASE_POOL_SIZE", int, 10, minimum=1, unit="connections"
-            ),
-            "resume_runs": env_flag(env, "ORACLE_RESUME_RUNS")
-            if (env.get("ORACLE_RESUME_RUNS") or "").strip()
-            else True,
-            "resume_max_age": env_number(
-                env,
-                "ORACLE_RESUME_MAX_AGE",
-                float,
-                DEFAULT_RESUME_MAX_AGE,
-                positive=True,
-                unit="seconds",
-            ),
-            "resume_concurrency": env_number(
-                env, "ORACLE_RESUME_CONCURRENCY", int, 4, minimum=1, unit="runs"
-            ),
-            "model_timeout": calls.get("timeout"),
-            "model_retries": calls.get("retries"),
-            "max_tokens": calls.get("max_tokens"),
-            "env": env,
-        }
+        read_settings(env, of_owner("check"))
+        fields = [s for s in of_owner("settings") if s.name != _API_BASE]
+        values: dict[str, Any] = read_settings(env, fields)
+        values[_API_BASE] = env.get("ORACLE_API_BASE") or None
+        values["run_limits"] = run_limits(env)
+        values["env"] = env
         values.update({k: v for k, v in overrides.items() if v is not None})
-        values["api_base"] = server_url(values["api_base"], "ORACLE_API_BASE or --api-base")
+        values[_API_BASE] = server_url(values[_API_BASE], by_variable("ORACLE_API_BASE").given_as)
         return cls(**values)
 
     @property

@@ -33,10 +33,13 @@ import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from oracle_core.errors import ConfigError
-from oracle_core.settings.reading import config_text, env_number, line_of
+from oracle_core.settings.environment import read_variable
+from oracle_core.settings.reading import config_text, line_of
+from oracle_core.settings.table import SETTINGS
 from oracle_core.settings.unknown import closest
 
 EVERY_MODEL = "*"
@@ -58,12 +61,16 @@ never retried.
 KEYS: tuple[str, ...] = ("timeout", "retries", "retry_on", "max_tokens", "temperature")
 """The keys of a ``[models."<model>"]`` table."""
 
-VARIABLES: Mapping[str, str] = {
-    "timeout": "ORACLE_MODEL_TIMEOUT",
-    "retries": "ORACLE_MODEL_RETRIES",
-    "max_tokens": "ORACLE_MAX_TOKENS",
-}
-"""The environment variable of each key that has one (the default of every model)."""
+_EVERY_MODEL_KEY = 'models."*".'
+"""The ``oracle.toml`` keys of the settings table that an environment variable sets too."""
+
+_FROM_ENV = tuple(s for s in SETTINGS if (s.toml or "").startswith(_EVERY_MODEL_KEY))
+
+VARIABLES: Mapping[str, str] = MappingProxyType(
+    {(s.toml or "").removeprefix(_EVERY_MODEL_KEY): s.variable or "" for s in _FROM_ENV}
+)
+"""The environment variable of each key that has one (the default of every model), from the
+settings table (:mod:`oracle_core.settings.table`)."""
 
 BUILT_IN = "built-in default"
 """The source of a setting nothing set."""
@@ -123,18 +130,10 @@ def env_defaults(env: Mapping[str, str]) -> dict[str, Any]:
         ConfigError: a variable that is not a number of the right kind and range.
     """
     values: dict[str, Any] = {}
-    if (env.get("ORACLE_MODEL_TIMEOUT") or "").strip():
-        values["timeout"] = env_number(
-            env, "ORACLE_MODEL_TIMEOUT", float, 0.0, positive=True, unit="seconds"
-        )
-    if (env.get("ORACLE_MODEL_RETRIES") or "").strip():
-        values["retries"] = env_number(
-            env, "ORACLE_MODEL_RETRIES", int, 0, minimum=0, unit="retries"
-        )
-    if (env.get("ORACLE_MAX_TOKENS") or "").strip():
-        values["max_tokens"] = env_number(
-            env, "ORACLE_MAX_TOKENS", int, 0, minimum=1, unit="tokens"
-        )
+    for setting in _FROM_ENV:
+        value = read_variable(env, setting)
+        if value is not None:
+            values[(setting.toml or "").removeprefix(_EVERY_MODEL_KEY)] = value
     return values
 
 

@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from oracle_core.errors import ConfigError
+from oracle_core.settings.table import TABLES as TABLES
+from oracle_core.settings.table import TABLES_OF_TABLES as TABLES_OF_TABLES
 
 N = TypeVar("N", int, float)
 E = TypeVar("E", bound=ConfigError)
@@ -26,12 +28,6 @@ FLAG_TRUE = ("1", "true", "yes", "on")
 
 FLAG_FALSE = ("", "0", "false", "no", "off")
 """The values that leave a switch off (any case; unset is off too)."""
-
-TABLES_OF_TABLES = ("plugins", "mcp", "models")
-"""Top-level keys of ``oracle.toml`` whose every entry is a table (``[plugins.<name>]``)."""
-
-TABLES = ("surface", "approvals", "sync_tools", "budgets", "aliases")
-"""Top-level keys of ``oracle.toml`` that are one table."""
 
 _TOML_POSITION = re.compile(r"\s*\(at line (\d+), column (\d+)\)$")
 _TOML_END = re.compile(r"\s*\(at end of document\)$")

@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from oracle_core.errors import ConfigError, SurfaceError
@@ -26,6 +27,7 @@ from oracle_core.settings.budgets import read_budgets
 from oracle_core.settings.model_tables import read_model_tables
 from oracle_core.settings.surface_table import read_surface
 from oracle_core.settings.sync_tools import read_shares
+from oracle_core.settings.table import of_owner
 from oracle_core.settings.unknown import unknown_config_names
 
 TableReader = Callable[[Path, Mapping[str, Any]], object]
@@ -68,17 +70,25 @@ def _sync_tools(path: Path, data: Mapping[str, Any]) -> object:
     return read_shares(data.get("sync_tools", {}), None, path)
 
 
-CORE_TABLES: tuple[Table, ...] = (
-    Table("plugins", _as_written("plugins"), "[plugins.<name>]: a plugin's settings, its to check"),
-    Table("mcp", _as_written("mcp"), "[mcp.<name>]: an MCP server (docs/mcp.md)"),
-    Table("models", _models, "[models.<name>]: model-call settings (docs/models.md)"),
-    Table("surface", read_surface, "[surface]: what the model is shown (docs/surfaces.md)"),
-    Table("approvals", read_approvals, "[approvals]: calls that wait for a person (docs/waits.md)"),
-    Table("sync_tools", _sync_tools, "[sync_tools]: sync-tool threads per plugin"),
-    Table("budgets", read_budgets, "[budgets]: spending per user and thread (docs/usage.md)"),
-    Table("aliases", read_aliases, "[aliases]: short names for model strings (docs/models.md)"),
+_READERS: Mapping[str, TableReader] = MappingProxyType(
+    {
+        "plugins": _as_written("plugins"),
+        "mcp": _as_written("mcp"),
+        "models": _models,
+        "surface": read_surface,
+        "approvals": read_approvals,
+        "sync_tools": _sync_tools,
+        "budgets": read_budgets,
+        "aliases": read_aliases,
+    }
 )
-"""The tables the core reads, in the order ``oracle config --check`` reports them."""
+
+CORE_TABLES: tuple[Table, ...] = tuple(
+    Table(setting.name, _READERS[setting.name], setting.help) for setting in of_owner("oracle.toml")
+)
+"""The tables the core reads, in the order of the settings table
+(:mod:`oracle_core.settings.table`), which ``oracle config --check`` reports them in; each
+table's summary is its row's help."""
 
 
 def config_problems(path: Path, data: Mapping[str, Any]) -> list[ConfigError | SurfaceError]:

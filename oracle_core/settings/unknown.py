@@ -2,10 +2,12 @@
 error naming the file, the line, the name and the closest known one, so a typo
 (``[plugin.weather]``, ``[budget]``) never leaves a setting silently unread.
 
-Each table checks its own keys where it is read (:mod:`oracle_core.settings.tables`). A
-``[plugins.<name>]`` table is checked against the plugins found once they are known
-(:func:`unknown_plugin_tables`): a plugin that is not installed is a warning, never an
-error, since an operator may uninstall a plugin and keep its table.
+The known top-level names are the ``oracle.toml`` tables of the settings table
+(:mod:`oracle_core.settings.table`). Each table checks its own keys where it is read
+(:mod:`oracle_core.settings.tables`). A ``[plugins.<name>]`` table is checked against the
+plugins found once they are known (:func:`unknown_plugin_tables`): a plugin that is not
+installed is a warning, never an error, since an operator may uninstall a plugin and keep
+its table.
 """
 
 from __future__ import annotations
@@ -17,14 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from oracle_core.errors import ConfigError
-from oracle_core.settings.reading import (
-    TABLES,
-    TABLES_OF_TABLES,
-    E,
-    config_error,
-    config_text,
-    line_of,
-)
+from oracle_core.settings.reading import E, config_error, config_text, line_of
+from oracle_core.settings.table import TABLES, TABLES_OF_TABLES
 
 log = logging.getLogger("oracle_core.settings")
 

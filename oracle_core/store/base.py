@@ -5,8 +5,10 @@ A :class:`Checkpointer` is a :class:`~oracle_core.store.threads.ThreadStore`,
 :class:`~oracle_core.store.operations.OperationStore`,
 :class:`~oracle_core.store.credentials.CredentialStore` and
 :class:`~oracle_core.store.usage.UsageStore` at once, with an event channel.
-Callers that need one facet type against its protocol; a store implements them all by
-subclassing :class:`Checkpointer`.
+Callers that need one facet type against its protocol. The stores shipped implement them
+all by subclassing :class:`Checkpointer`; a store of another author may keep threads and
+offer only some optional facets (:mod:`oracle_core.store.facets`): the oracle then sees it
+through :class:`~oracle_core.store.faceted.FacetedStore`.
 """
 
 from __future__ import annotations

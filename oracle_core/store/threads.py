@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from abc import abstractmethod
 from collections.abc import Sequence
-from typing import Protocol
+from typing import Any, Protocol
 
 from oracle_core.errors import ThreadConflictError
+from oracle_core.store.facets import FacetName, offered
 from oracle_core.store.usage import UsageEntry
 from oracle_core.values.messages import Message
 from oracle_core.values.threads import (
@@ -34,7 +35,24 @@ class ThreadStore(Protocol):
     its character, a lone surrogate becomes U+FFFD), and what a store loads is cleaned too,
     so a thread saved before this rule still loads. A thread id is cleaned the same way on
     every call, so ``"a\\ud83d"`` and ``"a\\ufffd"`` name one thread.
+
+    Threads are the one facet every store must offer. The others are optional
+    (:mod:`oracle_core.store.facets`): a store offers one by subclassing its protocol, or
+    by answering :meth:`facet` with an object that implements it.
     """
+
+    def facet(self, name: FacetName) -> Any:
+        """This store's optional facet ``name``, or ``None`` when it offers none.
+
+        ``name`` is ``"leases"`` (:class:`~oracle_core.store.leases.LeaseStore`),
+        ``"operations"`` (:class:`~oracle_core.store.operations.OperationStore`),
+        ``"credentials"`` (:class:`~oracle_core.store.credentials.CredentialStore`) or
+        ``"usage"`` (:class:`~oracle_core.store.usage.UsageStore`). The default answers with
+        the store itself when its class subclasses that protocol; override it to hand out
+        another object (a usage ledger kept elsewhere) or to withhold a facet. Ask through
+        :func:`~oracle_core.store.facets.facet_of`, which types the answer.
+        """
+        return offered(self, name)
 
     @abstractmethod
     async def load(self, thread_id: str) -> ThreadState:

@@ -24,8 +24,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
-from oracle_core.capabilities.meta_tools import SEARCH_CAPABILITIES
-from oracle_core.plugins.core_tools import META_TOOL_NAMES
+from oracle_core.capabilities.meta_tools import META_TOOL_DEFINITIONS
+from oracle_core.capabilities.meta_tools.finding import SEARCH
+from oracle_core.store.facets import facet_of
 from oracle_core.values.events import (
     ModelCallStarted,
     RunFinished,
@@ -48,6 +49,8 @@ if TYPE_CHECKING:
 NOTES_KEY = "oracle_core.metrics"
 """The key of :attr:`RunState.notes <oracle_core.run.state.RunState.notes>` this observer keeps
 a run's start times under."""
+
+_META_TOOL_NAMES = frozenset(d.name for d in META_TOOL_DEFINITIONS)
 
 CORE_PLUGIN = "core"
 """The ``plugin`` label of the meta-tools' calls (they belong to no plugin)."""
@@ -78,7 +81,7 @@ class MetricSink(Protocol):
         """A call was refused by the gate (a tool not shown to the model) or a check."""
 
     def search(self, seconds: float | None) -> None:
-        """A ``search_capabilities`` call answered after ``seconds`` (``None``: not timed)."""
+        """A call of the search meta-tool answered after ``seconds`` (``None``: not timed)."""
 
     def lease_wait(self, seconds: float) -> None:
         """A new run waited ``seconds`` for its thread before it began."""
@@ -165,7 +168,7 @@ class OracleMetrics:
                 lambda sink: sink.tokens(model, usage.prompt_tokens, usage.completion_tokens)
             )
         elif isinstance(event, ToolCallEvent):
-            if event.name == SEARCH_CAPABILITIES:
+            if event.name == SEARCH.name:
                 notes.searches[event.id] = now
         elif isinstance(event, ToolResultEvent):
             plugin, outcome = plugin_of(registry, event.name), outcome_of(event)
@@ -173,7 +176,7 @@ class OracleMetrics:
             if event.refused:
                 self._each(lambda sink: sink.refusal())
             began = notes.searches.pop(event.id, None)
-            if event.name == SEARCH_CAPABILITIES and not event.refused:
+            if event.name == SEARCH.name and not event.refused:
                 took = None if began is None else now - began
                 self._each(lambda sink: sink.search(took))
         elif isinstance(event, RunFinished):
@@ -196,7 +199,7 @@ class OracleMetrics:
 
 def plugin_of(registry: Registry, tool: str) -> str:
     """The ``plugin`` label of a call of ``tool``: its plugin, ``core`` or ``unknown``."""
-    if tool in META_TOOL_NAMES:
+    if tool in _META_TOOL_NAMES:
         return CORE_PLUGIN
     bound = registry.tools.get(tool)
     return bound.plugin.name if bound is not None else UNKNOWN
@@ -212,6 +215,8 @@ def outcome_of(event: ToolResultEvent) -> str:
 async def pending_waits(store: OperationStore) -> Mapping[str, int]:
     """How many operations of each kind are open (pending or running) in ``store`` now."""
     counts: dict[str, int] = dict.fromkeys(OPERATION_KINDS, 0)
+    if facet_of(store, "operations") is None:  # a store without operations has none open
+        return counts
     for status in sorted(OPEN_STATUSES):
         for operation in await store.list_operations(status=status, limit=MAX_PENDING_COUNTED):
             counts[operation.kind] = counts.get(operation.kind, 0) + 1

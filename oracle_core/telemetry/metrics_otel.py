@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from opentelemetry import metrics
 
+from oracle_core.capabilities.meta_tools.finding import SEARCH
 from oracle_core.version import __version__
 
 METER_NAME = "oracle_core"
@@ -50,7 +51,7 @@ class OtelMetrics:
         )
         self._refusals = meter.create_counter("oracle.refusals", "{call}", "Tool calls refused.")
         self._searches = meter.create_counter(
-            "oracle.searches", "{call}", "search_capabilities calls answered."
+            "oracle.searches", "{call}", f"{SEARCH.name} calls answered."
         )
         self._search_seconds = meter.create_histogram(
             "oracle.search.duration", "s", "Seconds from a search call to its result."

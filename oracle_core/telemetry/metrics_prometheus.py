@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.exposition import choose_encoder
 
+from oracle_core.capabilities.meta_tools.finding import SEARCH
 from oracle_core.values.operations import OPERATION_KINDS
 
 RUN_BUCKETS = (0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 600.0)
@@ -67,12 +68,10 @@ class PrometheusMetrics:
         self._refusals = Counter(
             "oracle_refusals", "Tool calls refused (a tool the model was not shown).", registry=r
         )
-        self._searches = Counter(
-            "oracle_searches", "search_capabilities calls answered.", registry=r
-        )
+        self._searches = Counter("oracle_searches", f"{SEARCH.name} calls answered.", registry=r)
         self._search_seconds = Histogram(
             "oracle_search_duration_seconds",
-            "Seconds from a search_capabilities call to its result.",
+            f"Seconds from a {SEARCH.name} call to its result.",
             buckets=SEARCH_BUCKETS,
             registry=r,
         )

@@ -85,7 +85,7 @@ async def call_tool(
     text = arguments if isinstance(arguments, str) else json.dumps(dict(arguments or {}))
     deps = await oracle.run_deps()
     thread_state = await deps.store.load(thread)
-    capabilities = deps.executor.capabilities.state(thread_state.loaded_plugins)
+    capabilities = deps.capabilities.state(thread_state.loaded_plugins)
     call = ToolCall(
         id=f"call_{uuid.uuid4().hex[:12]}",
         name=name,

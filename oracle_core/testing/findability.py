@@ -1,7 +1,7 @@
 """The findability check: do requests in users' words find a plugin through search?
 
 ``assert_findable(plugin)`` searches for the plugin's own examples (and any requests the
-author adds) the way the model does, with ``search_capabilities``, in a catalog of about two
+author adds) the way the model does, with the search meta-tool, in a catalog of about two
 thousand other tools shipped with oracle-core (``data/distractors.json.gz``, from BFCL-live
 and Seal-Tools, both Apache-2.0), and fails when a request does not find the plugin within
 the first ``within`` candidates, naming the request, the rank it got and what outranked it,

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Self
 
 from oracle_core.models.base import Model, ModelError, assistant_message
 from oracle_core.models.completions import CALL_SETTINGS, limit_output, wire_messages
+from oracle_core.models.wire import calls_of
 from oracle_core.testing.script import Reply, ReplyQueue, SeenRequest
 from oracle_core.values.messages import ModelRequest, ModelResponse
 
@@ -328,19 +329,16 @@ class ScriptedModel(ScriptedModelBase):
     async def complete(self, request: ModelRequest) -> ModelResponse:
         """Answer ``request`` from the script."""
         seen, reply = await self._answer(request, stream=False)
-        return ModelResponse(
-            assistant_message(reply.content, reply.openai_tool_calls()), reply.usage_for(seen)
-        )
+        message = assistant_message(reply.content, reply.openai_tool_calls())
+        return ModelResponse(message, reply.usage_for(seen), calls=calls_of(message))
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[str | ModelResponse]:
         """Answer ``request`` from the script: its text in pieces, then the whole response."""
         seen, reply = await self._answer(request, stream=True)
         for piece in reply.text_pieces():
             yield piece
-        yield ModelResponse(
-            assistant_message(reply.content or None, reply.openai_tool_calls()),
-            reply.usage_for(seen),
-        )
+        message = assistant_message(reply.content or None, reply.openai_tool_calls())
+        yield ModelResponse(message, reply.usage_for(seen), calls=calls_of(message))
 
     async def _answer(self, request: ModelRequest, *, stream: bool) -> tuple[SeenRequest, Reply]:
         headers = _headers(self.options.get("extra_headers"), request.options.get("extra_headers"))

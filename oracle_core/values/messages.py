@@ -169,6 +169,15 @@ FINISH_LENGTH = "length"
 class ModelResponse:
     """What the model answered: an assistant message (text and/or tool calls) and usage.
 
+    The run acts on :attr:`calls`, typed; :attr:`message` is the assistant message as it is
+    saved and sent back to the model (the OpenAI shape, built and read only in
+    :mod:`oracle_core.models.wire`), and the calls are always its own: the oracle's models
+    give both, and a response made from a message alone
+    (``ModelResponse({"role": "assistant", ...})``, as a middleware may answer) or whose
+    message a middleware changed has its calls read from the message when it enters the
+    run. To change a reply's calls, change its message
+    (:func:`oracle_core.models.wire.reply_message` makes one from calls).
+
     Attributes:
         message: the assistant message (OpenAI format).
         usage: its token use (``usage.estimated`` when the provider reported none).
@@ -177,16 +186,20 @@ class ModelResponse:
         cut_off: the ids of tool calls whose arguments the reply ended in the middle of
             (the output limit, or a stream that broke): they are answered with an error
             saying so, never run.
+        calls: the tool calls of the message, in order, each with its id, name and
+            arguments (not yet bound to a thread or run: the run adds that).
     """
 
     message: Mapping[str, Any]
     usage: Usage = field(default_factory=lambda: Usage())
     finish_reason: str | None = None
     cut_off: tuple[str, ...] = ()
+    calls: tuple[ToolCall, ...] = ()
 
     @property
     def tool_calls(self) -> list[dict[str, Any]]:
-        """The tool calls of the assistant message (OpenAI format)."""
+        """The tool calls of the assistant message (OpenAI format); the run reads
+        :attr:`calls`, this stays for middleware written against it."""
         return list(self.message.get("tool_calls") or [])
 
     @property
@@ -202,24 +215,27 @@ class ModelResponse:
     @property
     def empty(self) -> bool:
         """Whether the reply has neither text (beyond white space) nor tool calls."""
-        return not self.text.strip() and not self.tool_calls
+        return not self.text.strip() and not self.calls and not self.tool_calls
 
 
 @dataclass(frozen=True)
 class ToolCall:
     """One tool call the model asked for, on its way to being run. Immutable.
 
-    A middleware that wants to change a call returns ``call.replace(...)``; the run loop
-    checks a replaced call against the capability gate again, so no change can run a tool
-    the model was not shown. What the model was shown is the run loop's own record, not a
-    field of the call.
+    A model's reply carries its calls as these (:attr:`ModelResponse.calls`), with only
+    ``id``, ``name`` and ``arguments``; the run loop binds each to its thread and run before
+    it runs. A middleware that wants to change a call returns ``call.replace(...)``; the
+    run loop checks a replaced call against the capability gate again, so no change can run
+    a tool the model was not shown. What the model was shown is the run loop's own record,
+    not a field of the call.
 
     Attributes:
         id: the provider's call id.
         name: the tool name the model used.
-        arguments: the raw JSON text of the arguments, as the model wrote it.
-        thread_id: the thread the call belongs to.
-        run_id: the run making it.
+        arguments: the raw JSON text of the arguments, as the model wrote it (see
+            :attr:`decoded`).
+        thread_id: the thread the call belongs to ("" until the run binds it).
+        run_id: the run making it ("" until the run binds it).
         loaded: the on-demand plugins loaded in the thread when the call was made.
         user_id: who the run acts for.
     """
@@ -227,14 +243,26 @@ class ToolCall:
     id: str
     name: str
     arguments: str
-    thread_id: str
-    run_id: str
+    thread_id: str = ""
+    run_id: str = ""
     loaded: tuple[str, ...] = ()
     user_id: str = "default"
 
     def replace(self, **changes: Any) -> ToolCall:
         """A copy of this call with ``changes`` (``name=``, ``arguments=``...)."""
         return dataclasses.replace(self, **changes)
+
+    @property
+    def decoded(self) -> dict[str, Any] | None:
+        """The arguments decoded: a JSON object (``{}`` for none at all), or ``None`` when
+        they are not one (the executor refuses such a call, saying why)."""
+        if not self.arguments.strip():
+            return {}
+        try:
+            value = json.loads(self.arguments)
+        except (ValueError, RecursionError):
+            return None
+        return value if isinstance(value, dict) else None
 
 
 @dataclass(frozen=True)
@@ -270,7 +298,8 @@ class ToolResult:
         return dataclasses.replace(self, **changes)
 
     def message(self) -> Message:
-        """The result as an OpenAI tool message."""
+        """The result as an OpenAI tool message (the run builds it with
+        :func:`oracle_core.models.wire.tool_message`; this stays for middleware)."""
         return {"role": "tool", "tool_call_id": self.call_id, "content": self.content}
 
 

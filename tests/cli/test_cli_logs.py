@@ -107,22 +107,25 @@ def test_a_message_shows_its_first_line_only(home: Path) -> None:
     assert oldest.endswith("Weather in Porto?")
 
 
-def test_count_limits_the_listing_to_the_newest_runs(home: Path) -> None:
-    _, out, _ = oracle(home, "-n", "2")
+@pytest.mark.parametrize(
+    ("options", "runs"),
+    [
+        pytest.param(("-n", "2"), ["run-p2", "run-l1"], id="count keeps the newest runs"),
+        pytest.param(("--thread", "porto"), ["run-p2", "run-p1"], id="thread keeps its runs"),
+    ],
+)
+def test_count_and_thread_narrow_the_listing(
+    home: Path, options: tuple[str, str], runs: list[str]
+) -> None:
+    _, out, _ = oracle(home, *options)
 
-    assert [line.split()[2] for line in rows(out)] == ["run-p2", "run-l1"]
+    assert [line.split()[2] for line in rows(out)] == runs
 
 
 def test_count_zero_lists_every_run(home: Path) -> None:
     _, out, _ = oracle(home, "--count", "0")
 
     assert len(rows(out)) == 3
-
-
-def test_thread_lists_only_that_threads_runs(home: Path) -> None:
-    _, out, _ = oracle(home, "--thread", "porto")
-
-    assert [line.split()[2] for line in rows(out)] == ["run-p2", "run-p1"]
 
 
 def test_an_unknown_thread_is_an_error_naming_it(home: Path) -> None:

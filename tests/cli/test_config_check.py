@@ -290,3 +290,30 @@ def test_a_bad_table_is_refused_by_an_oracle_built_in_code(tmp_path: Path) -> No
 
     with pytest.raises(ConfigError, match=r"line 2: \[approvals\] has unknown key 'tool'"):
         Oracle(entry_points=False, settings=Settings.from_env({"ORACLE_HOME": str(tmp_path)}))
+
+
+def test_config_check_names_every_bad_variable_at_once(tmp_path: Path) -> None:
+    bad = {
+        "ORACLE_HOOK_TIMEOUT": "soon",
+        "ORACLE_MAX_STEPS": "0",
+        "ORACLE_API_BASE": "localhost:8080",
+    }
+
+    code, findings = check(tmp_path, ORACLE_MODEL="demo", **bad)
+
+    errors = levels(findings)["error"]
+    assert code == 2
+    assert len(errors) == 3, errors
+    assert errors[0].startswith("environment: ORACLE_HOOK_TIMEOUT='soon' in the environment")
+    assert errors[1].startswith("environment: ORACLE_API_BASE or --api-base = 'localhost:8080'")
+    assert errors[2].startswith("environment: ORACLE_MAX_STEPS='0' in the environment")
+
+
+def test_config_check_names_one_bad_variable_as_every_command_does(tmp_path: Path) -> None:
+    code, findings = check(tmp_path, ORACLE_MODEL="demo", ORACLE_LIST_LIMIT="0")
+    _, _, err = run(tmp_path, "threads", ORACLE_LIST_LIMIT="0")
+
+    assert code == 2
+    assert [f"{f['level']} {f['message']}" for f in findings] == [
+        f"error {one_line(2, err).removeprefix('oracle: ')}"
+    ]

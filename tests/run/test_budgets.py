@@ -10,6 +10,7 @@ import asyncio
 import calendar
 import logging
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import MakeOracle
@@ -37,14 +38,24 @@ def test_budgets_are_read_as_scope_window_and_measure() -> None:
     )
 
 
-def test_an_unknown_budget_key_is_refused_naming_the_key_and_the_schema() -> None:
-    with pytest.raises(ConfigError, match=r"unknown key 'user_week_tokens'.*user or thread"):
-        Budgets.from_config({"user_week_tokens": 5})
-
-
-def test_a_budget_that_is_not_a_number_is_refused() -> None:
-    with pytest.raises(ConfigError, match=r"budgets.user_day_cost is a string; expected a number"):
-        Budgets.from_config({"user_day_cost": "5"})
+@pytest.mark.parametrize(
+    ("config", "message"),
+    [
+        pytest.param(
+            {"user_week_tokens": 5},
+            r"unknown key 'user_week_tokens'.*user or thread",
+            id="an unknown key, named with the schema",
+        ),
+        pytest.param(
+            {"user_day_cost": "5"},
+            r"budgets.user_day_cost is a string; expected a number",
+            id="a budget that is not a number",
+        ),
+    ],
+)
+def test_a_bad_budget_is_refused_saying_what_is_wrong(config: dict[str, Any], message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        Budgets.from_config(config)
 
 
 BAD_BUDGETS = [

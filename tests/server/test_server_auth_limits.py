@@ -171,22 +171,27 @@ async def test_a_missing_body_is_refused_with_422(serve) -> None:
     )
 
 
-async def test_a_blank_message_is_refused(serve) -> None:
+@pytest.mark.parametrize(
+    ("path", "message", "error"),
+    [
+        pytest.param("/threads/t/runs", "   ", "empty_message", id="a blank message"),
+        pytest.param(
+            "/threads/%20hi%3Cscript%3E/runs",
+            "hi",
+            "invalid_thread_id",
+            id="a thread id with odd characters",
+        ),
+    ],
+)
+async def test_a_run_request_the_server_cannot_take_is_refused_with_422(
+    serve, path: str, message: str, error: str
+) -> None:
     served = await serve()
 
-    response = await served.client.post("/threads/t/runs", json={"message": "   "})
+    response = await served.client.post(path, json={"message": message})
 
     assert response.status_code == 422
-    assert response.json()["error"]["type"] == "empty_message"
-
-
-async def test_a_thread_id_with_odd_characters_is_refused_with_422(serve) -> None:
-    served = await serve()
-
-    response = await served.client.post("/threads/%20hi%3Cscript%3E/runs", json={"message": "hi"})
-
-    assert response.status_code == 422
-    assert response.json()["error"]["type"] == "invalid_thread_id"
+    assert response.json()["error"]["type"] == error
 
 
 async def test_an_unknown_path_is_a_404_in_the_error_shape(serve) -> None:

@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_the_known_variables_are_exactly_those_the_code_reads() -> None:
     code = "\n".join(p.read_text() for p in (ROOT / "oracle_core").rglob("*.py"))
-    found = set(re.findall(r"\b(ORACLE_[A-Z_]+[A-Z])\b", code)) - {"ORACLE_PLUGIN_"}
+    found = set(re.findall(r"\b(ORACLE_[A-Z0-9_]+[A-Z0-9])\b", code)) - {"ORACLE_PLUGIN_"}
     read = {name for name in found if not name.startswith("ORACLE_TEST_")}
     examples = {"ORACLE_PLUGIN_WEATHER__UNITS", "ORACLE_PLUGIN_WEATHER_UNITS", "ORACLE_MODLE"}
 

@@ -1,18 +1,28 @@
-"""The ``search_capabilities`` result: each query's fitting candidates, within the budget."""
+"""The search meta-tool: its definition, and its result (each query's fitting candidates,
+within the budget)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import asyncio
+import logging
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from oracle_core.authoring.tools.tool import Tool
+from oracle_core.capabilities.meta_tools.definition import MetaTool, RunCapabilities, strings
 from oracle_core.capabilities.meta_tools.results import about, dumps, error, fits
+from oracle_core.plugins.core_tools import LIST_CAPABILITIES, SEARCH_CAPABILITIES
+from oracle_core.values.messages import ToolCall, ToolResult
+from oracle_core.values.tool_errors import error_result
 
 if TYPE_CHECKING:
     from oracle_core.capabilities.search import Candidate, CapabilitySearch
 
+log = logging.getLogger("oracle_core.run")
+
 MAX_QUERIES = 4
-"""Queries one ``search_capabilities`` call may send."""
+"""Queries one call of the search meta-tool may send."""
 
 MAX_QUERY_CHARS = 200
 """Characters of a query that are searched (and echoed back); the rest is ignored."""
@@ -20,7 +30,7 @@ MAX_QUERY_CHARS = 200
 
 @dataclass
 class SearchOutcome:
-    """What a ``search_capabilities`` call returned.
+    """What a call of the search meta-tool returned.
 
     Attributes:
         content: the JSON text returned to the model.
@@ -33,17 +43,18 @@ class SearchOutcome:
 
 NO_FIT_NOTE = (
     "No capability fits this query. Rephrase it as a short task (e.g. 'convert currency'), "
-    "or call list_capabilities() to browse."
+    f"or call {LIST_CAPABILITIES}() to browse."
 )
+"""The note a query that nothing fits gets instead of candidates."""
 
 
 def search_queries(arguments: Any) -> list[str] | str:
-    """The queries of a ``search_capabilities`` call, or the error message for bad arguments."""
+    """The queries of a call of the search meta-tool, or the error message for bad arguments."""
     queries = arguments.get("queries") if isinstance(arguments, dict) else None
     if isinstance(queries, str):
         queries = [queries]
     usage = (
-        f'search_capabilities takes {{"queries": ["task", ...]}}: 1 to {MAX_QUERIES} short '
+        f'{SEARCH_CAPABILITIES} takes {{"queries": ["task", ...]}}: 1 to {MAX_QUERIES} short '
         "task descriptions."
     )
     if not isinstance(queries, list) or not all(isinstance(q, str) for q in queries):
@@ -95,7 +106,7 @@ def search_results(
 def search_capabilities(
     search: CapabilitySearch, loaded: Sequence[str], arguments: Any
 ) -> SearchOutcome:
-    """Run a ``search_capabilities`` call: each query's fitting candidates, within the budget.
+    """Answer a call of the search meta-tool: each query's fitting candidates, within the budget.
 
     The result is cut to :data:`RESULT_TOKEN_BUDGET` tokens by dropping the last matched
     tool names first, then the weakest candidates, never a whole query.
@@ -116,3 +127,40 @@ def search_capabilities(
             break
         text = dumps(search_results(queries, found, loaded))
     return SearchOutcome(text)
+
+
+def _failed(call: ToolCall, message: str, error: BaseException) -> ToolResult:
+    return error_result(call, message, error)
+
+
+@dataclass(frozen=True)
+class SearchCapabilities:
+    """The search meta-tool over a run's capabilities, searched off the event loop."""
+
+    state: RunCapabilities
+
+    @property
+    def tool(self) -> Tool:
+        """The tool as the model is shown it."""
+        return SEARCH.tool
+
+    async def __call__(self, call: ToolCall, arguments: Mapping[str, Any]) -> ToolResult:
+        """Each query's candidates; a failing search is an error result, never raised."""
+        loaded = self.state.loaded
+        try:  # off the event loop: the first search builds or loads the index
+            found = await asyncio.to_thread(
+                lambda: search_capabilities(self.state.shared.search(), loaded, arguments)
+            )
+        except Exception as error:
+            log.exception("%s failed", SEARCH_CAPABILITIES)
+            return _failed(call, f"{SEARCH_CAPABILITIES} failed: {error}", error)
+        return ToolResult(call.id, call.name, found.content, is_error=found.error)
+
+
+SEARCH = MetaTool(
+    name=SEARCH_CAPABILITIES,
+    description="Find capabilities.",
+    parameters={"type": "object", "properties": {"queries": strings("Short tasks")}},
+    handler=SearchCapabilities,
+)
+"""The search meta-tool."""

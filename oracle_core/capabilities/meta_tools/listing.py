@@ -1,4 +1,5 @@
-"""The ``list_capabilities`` result: every listable plugin, or an overview by category.
+"""The listing meta-tool: its definition, and its result (every listable plugin, or an
+overview by category).
 
 Past the listing limit (``ORACLE_LIST_LIMIT``) or the token budget, the result is an
 overview: the categories with their counts, the always and loaded plugins, and a hint to
@@ -9,9 +10,12 @@ from __future__ import annotations
 
 import difflib
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
+from oracle_core.authoring.tools.tool import Tool
+from oracle_core.capabilities.meta_tools.definition import MetaTool, RunCapabilities
 from oracle_core.capabilities.meta_tools.results import (
     RESULT_TOKEN_BUDGET,
     about,
@@ -20,7 +24,9 @@ from oracle_core.capabilities.meta_tools.results import (
     fits,
     short,
 )
+from oracle_core.plugins.core_tools import LIST_CAPABILITIES, SEARCH_CAPABILITIES
 from oracle_core.plugins.registry import Plugin, Registry
+from oracle_core.values.messages import ToolCall, ToolResult
 from oracle_core.values.tokens import count_tokens
 
 UNCATEGORIZED = "uncategorized"
@@ -143,7 +149,7 @@ def _overview(listed: Sequence[Plugin], loaded: Sequence[str], page: int, limit:
         "available": shown,
         "hint": (
             f"{len(listed)} capabilities are more than the listing limit of {limit}: call "
-            'search_capabilities({"queries": ["your task"]}) to find the ones you need, or '
+            f'{SEARCH_CAPABILITIES}({{"queries": ["your task"]}}) to find the ones you need, or '
             'list_capabilities({"category": "name"}) to list one category.'
         ),
     }
@@ -154,3 +160,38 @@ def _overview(listed: Sequence[Plugin], loaded: Sequence[str], page: int, limit:
         if page < len(pages):
             result["next"] = f"list_capabilities({dumps({'page': page + 1})}) for more categories"
     return dumps(result)
+
+
+@dataclass(frozen=True)
+class ListCapabilities:
+    """The listing meta-tool over a run's capabilities."""
+
+    state: RunCapabilities
+
+    @property
+    def tool(self) -> Tool:
+        """The tool as the model is shown it."""
+        return LIST.tool
+
+    async def __call__(self, call: ToolCall, arguments: Mapping[str, Any]) -> ToolResult:
+        """The listing, as the thread's loads stand now."""
+        state = self.state
+        content = list_capabilities(
+            state.registry, state.loaded, arguments, state.shared.list_limit
+        )
+        return ToolResult(call.id, call.name, content)
+
+
+# The words are few because the three schemas shown on every call share a budget of 130
+# tokens; for the same reason ``page`` is not advertised: the tool still takes one, and
+# every paged result names the call for its next page.
+LIST = MetaTool(
+    name=LIST_CAPABILITIES,
+    description="List capabilities.",
+    parameters={
+        "type": "object",
+        "properties": {"category": {"type": "string", "description": "Category"}},
+    },
+    handler=ListCapabilities,
+)
+"""The listing meta-tool."""

@@ -1,14 +1,19 @@
-"""The ``load_capability`` result: every requested name checked, then all loaded or none."""
+"""The loading meta-tool: its definition, and its result (every requested name checked,
+then all loaded or none)."""
 
 from __future__ import annotations
 
 import difflib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from oracle_core.authoring.tools.tool import Tool
+from oracle_core.capabilities.meta_tools.definition import MetaTool, RunCapabilities, strings
 from oracle_core.capabilities.meta_tools.results import dumps, echo, error, fits
+from oracle_core.plugins.core_tools import LOAD_CAPABILITY
 from oracle_core.plugins.registry import Plugin, Registry
+from oracle_core.values.messages import ToolCall, ToolResult
 
 MAX_LOAD_NAMES = 8
 """Capabilities one ``load_capability`` call may load; more is an error naming the limit."""
@@ -98,3 +103,36 @@ def load_capability(registry: Registry, loaded: Sequence[str], arguments: Any) -
         keep = ("name", "summary", "when_to_use", "alreadyAvailable", "tools")
         content = dumps([{k: e[k] for k in keep if k in e} for e in entries])
     return LoadOutcome(content, loaded=newly)
+
+
+@dataclass(frozen=True)
+class LoadCapability:
+    """The loading meta-tool over a run's capabilities: a load takes effect at once."""
+
+    state: RunCapabilities
+
+    @property
+    def tool(self) -> Tool:
+        """The tool as the model is shown it."""
+        return LOAD.tool
+
+    async def __call__(self, call: ToolCall, arguments: Mapping[str, Any]) -> ToolResult:
+        """Load every requested plugin, or none; the result names those newly loaded."""
+        outcome = load_capability(self.state.registry, self.state.loaded, arguments)
+        self.state.load(outcome.loaded)  # no await before: parallel loads see each other
+        return ToolResult(
+            call.id,
+            call.name,
+            outcome.content,
+            is_error=outcome.error,
+            loaded=tuple(outcome.loaded),
+        )
+
+
+LOAD = MetaTool(
+    name=LOAD_CAPABILITY,
+    description="Load capabilities.",
+    parameters={"type": "object", "properties": {"names": strings("Capability names")}},
+    handler=LoadCapability,
+)
+"""The loading meta-tool."""

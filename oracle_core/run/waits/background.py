@@ -36,6 +36,7 @@ from oracle_core.store.base import Checkpointer
 from oracle_core.values.limits import RunLimits
 from oracle_core.values.messages import Message, ToolCall, ToolResult, content_of
 from oracle_core.values.operations import Operation, operation_lease
+from oracle_core.values.tool_errors import error_result
 
 log = logging.getLogger("oracle_core.run")
 
@@ -68,7 +69,7 @@ def _content(value: Any) -> str:
 
 
 def _error(call: ToolCall, message: str) -> ToolResult:
-    return ToolResult(call.id, call.name, _content({"error": message}), is_error=True)
+    return error_result(call, message)
 
 
 class BackgroundWork:

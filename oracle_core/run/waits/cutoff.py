@@ -28,12 +28,12 @@ The run's first event after ``run_started`` is :class:`~oracle_core.values.event
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 from oracle_core.errors import ThreadBusyError
+from oracle_core.models.wire import read_calls
 from oracle_core.run.deps import RunDeps
 from oracle_core.run.loop import Run
 from oracle_core.run.opening import unanswered_calls
@@ -45,6 +45,7 @@ from oracle_core.values.messages import Message, ToolResult
 from oracle_core.values.operations import RUNNABLE_STATUSES, Operation
 from oracle_core.values.run_options import options_from_json
 from oracle_core.values.threads import RunRecord
+from oracle_core.values.tool_errors import failed_call
 
 CUT_OFF = "cut_off"
 """The ``reason`` of a :class:`RunResumed` event: no process held the run's thread any more."""
@@ -159,10 +160,11 @@ class CutOffStep:
         results: dict[str, ToolResult] = {}
         loads: tuple[str, ...] = ()
         if again:
-            gate = deps.requests.gate
+            gate = deps.gate
             allowed = gate.shown(gate.names(state.loaded, operations=state.operations))
-            await deps.guards.before_tools(state, again)
-            ran, loads = await Run(deps, state).run_tools(again, allowed)
+            asked = read_calls(again)
+            await deps.guards.before_tools(state, asked)
+            ran, loads = await Run(deps, state).run_tools(asked, allowed)
             await deps.guards.after_tools(state, ran)
             results = {r.call_id: r for r in ran}
         answers = [results.get(str(c["id"])) or interrupted_result(c) for c in calls]
@@ -207,12 +209,10 @@ def idempotent(deps: RunDeps, name: str) -> bool:
 def carried_result(operation: Operation) -> ToolResult:
     """The answer to a decided call whose earlier claimer died carrying it on: not run again."""
     if operation.status not in RUNNABLE_STATUSES:
-        return ToolResult(operation.call_id, operation.tool, declined(operation), is_error=True)
-    content = json.dumps({"error": INTERRUPTED_CALL})
-    return ToolResult(operation.call_id, operation.tool, content, is_error=True)
+        return declined(operation)
+    return failed_call(operation.call_id, operation.tool, INTERRUPTED_CALL)
 
 
 def interrupted_result(call: Mapping[str, Any]) -> ToolResult:
     """The answer to a call that was in flight when its run was cut off, not run again."""
-    content = json.dumps({"error": INTERRUPTED_IN_FLIGHT})
-    return ToolResult(str(call["id"]), call_name(call), content, is_error=True)
+    return failed_call(str(call["id"]), call_name(call), INTERRUPTED_IN_FLIGHT)

@@ -22,6 +22,7 @@ from oracle_core.errors import ThreadWaitingError
 from oracle_core.run.opening import unanswered_calls
 from oracle_core.run.waits.background import deliveries, delivery_messages
 from oracle_core.store.base import Checkpointer
+from oracle_core.store.facets import facet_of
 from oracle_core.values.messages import Message
 from oracle_core.values.operations import Operation
 
@@ -83,7 +84,10 @@ async def open_operations(
     Raises:
         ThreadWaitingError: when a run of the thread waits for an operation.
     """
-    operations = await store.list_operations(thread_id=thread_id)
+    store_operations = facet_of(store, "operations")
+    if store_operations is None:  # a store without operations: no thread waits for one
+        return Opening()
+    operations = await store_operations.list_operations(thread_id=thread_id)
     if not operations:
         return Opening()
     unanswered = set(unanswered_calls(messages))

@@ -22,12 +22,12 @@ carried on, with the outcome, before the thread's lease is given back.
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
 from oracle_core.errors import ThreadBusyError
+from oracle_core.models.wire import tool_message
 from oracle_core.run.deps import RunDeps
 from oracle_core.run.gated import offered_by
 from oracle_core.run.loop import Run
@@ -46,6 +46,7 @@ from oracle_core.values.messages import ToolCall, ToolResult
 from oracle_core.values.operations import OFFERED, RUNNABLE_STATUSES, Operation
 from oracle_core.values.run_options import options_from_json
 from oracle_core.values.threads import RunRecord
+from oracle_core.values.tool_errors import failed_call
 
 log = logging.getLogger("oracle_core.run")
 
@@ -73,15 +74,15 @@ def outcome(state: RunState, failure: str | None) -> dict[str, Any]:
     }
 
 
-def declined(operation: Operation) -> str:
-    """The tool message content of a denied (or cancelled) call."""
+def declined(operation: Operation) -> ToolResult:
+    """The answer to a denied (or cancelled) call: it did not run."""
     if operation.status == "cancelled":
         text = "A person cancelled this call; it did not run."
     else:
         text = "A person declined this call; it did not run."
     if operation.reason:
         text += f" Reason: {operation.reason}"
-    return json.dumps({"error": text}, ensure_ascii=False)
+    return failed_call(operation.call_id, operation.tool, text)
 
 
 def resumed_state(operation: Operation, *, stream: bool = False) -> RunState:
@@ -165,7 +166,7 @@ class ResumeStep:
                 async for event in finish_step(deps, state, [result]):
                     yield event
                 return
-            await save(deps, state, [result.message()], result.loaded)
+            await save(deps, state, [tool_message(result)], result.loaded)
             yield ToolResultEvent(
                 result.call_id, result.name, result.content, result.is_error, result.refused
             )
@@ -203,10 +204,9 @@ class ResumeStep:
         """The tool result that answers the waiting call."""
         operation = self.operation
         if operation.status not in RUNNABLE_STATUSES:
-            return ToolResult(operation.call_id, operation.tool, declined(operation), is_error=True)
+            return declined(operation)
         if operation.claims > 1:
-            content = json.dumps({"error": INTERRUPTED_CALL})
-            return ToolResult(operation.call_id, operation.tool, content, is_error=True)
+            return failed_call(operation.call_id, operation.tool, INTERRUPTED_CALL)
         call = ToolCall(
             id=operation.call_id,
             name=operation.tool,
@@ -225,14 +225,14 @@ class ResumeStep:
                 operation.run_id,
                 operation.tool,
             )
-            return deps.requests.gate.refused(call, state.loaded)
+            return deps.gate.refused(call, state.loaded)
         satisfied = frozenset(operation.details.get("satisfied") or ()) | {operation.kind}
         # A connection is asked again: that check puts the credentials in the call's context,
         # and a second missing one (or one deleted meanwhile) must wait again, not fail.
         satisfied -= {"connection"}
         result = await deps.executor.execute(
             call,
-            deps.executor.capabilities.state(state.loaded),
+            deps.capabilities.state(state.loaded),
             deps.middleware.notify,
             satisfied=satisfied,
             digest=operation.digest,
@@ -256,5 +256,5 @@ class ResumeStep:
         bound = deps.executor.registry.tools.get(operation.tool)
         if bound is None or bound.plugin.name != operation.plugin:
             return frozenset()
-        shown = deps.requests.gate.names(state.loaded, operations=True)
+        shown = deps.gate.names(state.loaded, operations=True)
         return shown & frozenset(n for n in offered if isinstance(n, str))

@@ -22,6 +22,7 @@ from oracle_core.server.mcp import logs, waits
 from oracle_core.server.mcp.offers import OfferError, Offers, blob, read, render
 from oracle_core.server.mcp.surface import Called, ThreadSurface
 from oracle_core.values.messages import ToolResult
+from oracle_core.values.tool_errors import failed_call
 
 if TYPE_CHECKING:
     from mcp.server import Server
@@ -309,7 +310,7 @@ def _not_ours(name: str) -> ToolResult:
         "this call's request_state names no approval of this session's thread: call the tool "
         "again without it"
     )
-    return ToolResult("", name, json.dumps({"error": message}), is_error=True)
+    return failed_call("", name, message)
 
 
 def _structured(content: str) -> dict[str, Any] | None:

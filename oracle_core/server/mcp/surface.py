@@ -24,6 +24,7 @@ from oracle_core.run.executor import error_result
 from oracle_core.run.gated import GatedCalls
 from oracle_core.run.saving import cleaned
 from oracle_core.run.state import new_run_id
+from oracle_core.store.facets import facet_of
 from oracle_core.values.messages import ToolCall, ToolResult
 
 if TYPE_CHECKING:
@@ -106,13 +107,13 @@ class ThreadSurface:
         deps = await self.oracle.run_deps()
         state = await deps.store.load(self.thread_id)
         operations = await self._has_operations(deps)
-        return deps.requests.gate.tools(state.loaded_plugins, operations=operations)
+        return deps.gate.tools(state.loaded_plugins, operations=operations)
 
     async def view(self) -> ThreadView:
         """The plugins the gate shows on this thread now (for prompts and resources)."""
         deps = await self.oracle.run_deps()
         state = await deps.store.load(self.thread_id)
-        gate = deps.requests.gate
+        gate = deps.gate
         return ThreadView(deps.registry, tuple(state.loaded_plugins), gate.specialist is not None)
 
     async def call(self, name: str, arguments: Mapping[str, Any] | None) -> Called:
@@ -125,8 +126,8 @@ class ThreadSurface:
         """
         deps = await self.oracle.run_deps()
         state = await deps.store.load(self.thread_id)
-        gate = deps.requests.gate
-        capabilities = deps.executor.capabilities.state(state.loaded_plugins)
+        gate = deps.gate
+        capabilities = deps.capabilities.state(state.loaded_plugins)
         operations = await self._has_operations(deps)
         gated = GatedCalls(
             deps.executor,
@@ -161,5 +162,7 @@ class ThreadSurface:
 
     async def _has_operations(self, deps: RunDeps) -> bool:
         """Whether the thread has an operation (``get_operation`` is shown then, as in a run)."""
-        found = await deps.store.list_operations(thread_id=self.thread_id, limit=1)
-        return bool(found)
+        operations = facet_of(deps.store, "operations")
+        if operations is None:  # a store without operations: no thread has one
+            return False
+        return bool(await operations.list_operations(thread_id=self.thread_id, limit=1))

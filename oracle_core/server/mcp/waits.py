@@ -45,6 +45,7 @@ from oracle_core.values.events import Event, RunFinished, ToolResultEvent
 from oracle_core.values.messages import Message, ToolResult
 from oracle_core.values.operations import Operation
 from oracle_core.values.threads import RunRecord
+from oracle_core.values.tool_errors import failed_call
 
 if TYPE_CHECKING:
     from oracle_core.run.deps import RunDeps
@@ -296,7 +297,7 @@ def _is_error(content: str) -> bool:
 def _failed(operation_id: str, message: str, operation: Operation | None = None) -> ToolResult:
     name = operation.tool if operation is not None else "?"
     call_id = operation.call_id if operation is not None else operation_id
-    return ToolResult(call_id, name, json.dumps({"error": message}), is_error=True)
+    return failed_call(call_id, name, message)
 
 
 def waiting_result(operation: Operation) -> ToolResult:

@@ -18,8 +18,8 @@ from oracle_core.capabilities.meta_tools import (
     RESULT_TOKEN_BUDGET,
     list_capabilities,
     load_capability,
-    search_capabilities,
 )
+from oracle_core.capabilities.meta_tools.finding import search_capabilities
 from oracle_core.capabilities.search import (
     Analyzer,
     CapabilitySearch,

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from oracle_core.capabilities.meta_tools import search_capabilities
+from oracle_core.capabilities.meta_tools.finding import search_capabilities
 from oracle_core.capabilities.search import CapabilitySearch, WordLlamaEmbedder
 from oracle_core.oracle import Oracle
 from oracle_core.plugins.registry import Registry
