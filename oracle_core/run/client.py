@@ -13,7 +13,7 @@ brings the whole history), a new one.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from oracle_core.authoring.tools.tool import TOOL_NAME_PATTERN
 from oracle_core.errors import ClientToolError, ThreadWaitingError, ToolResultsError
@@ -26,10 +26,12 @@ from oracle_core.run.turn import open_run
 from oracle_core.store.facets import facet_of
 from oracle_core.values.events import Event, ToolResultEvent
 from oracle_core.values.messages import Message
-from oracle_core.values.operations import Operation
 from oracle_core.values.run_options import ClientTool, options_from_json
 from oracle_core.values.text import clean_text
 from oracle_core.values.threads import RunRecord
+
+if TYPE_CHECKING:
+    from oracle_core.values.operations import Operation
 
 
 def check_results(open_calls: list[str], results: Mapping[str, str]) -> None:
