@@ -15,6 +15,7 @@ import random
 from pathlib import Path
 from typing import Any
 
+import pytest
 from id_samples import bad_thread, bad_user, good_user
 
 from oracle_core.store.sqlite.checkpointer import SQLiteCheckpointer
@@ -42,12 +43,16 @@ async def _post(served: Any, path: str, body: dict[str, Any]) -> Any:
     return await served.client.request(method, path, content=json.dumps(body), headers=AUTH)
 
 
+@pytest.fixture
+async def served(serve: Any, tmp_path: Path) -> Any:
+    """The app over an oracle whose store (and usage ledger) is a SQLite file."""
+    return await serve(tokens=("s3cret",), checkpointer=SQLiteCheckpointer(tmp_path / "o.db"))
+
+
 async def test_a_bad_user_is_a_422_naming_the_field_at_every_entry_and_nothing_runs(
-    serve: Any, fake_openai: FakeOpenAI, tmp_path: Path
+    served: Any, fake_openai: FakeOpenAI
 ) -> None:
     rng = random.Random(66)
-    store = SQLiteCheckpointer(tmp_path / "oracle.db")
-    served = await serve(tokens=("s3cret",), checkpointer=store)
     for index in range(CASES):
         user, why = bad_user(rng)
         kind = ("native", "chat", "responses", "connections")[index % 4]
@@ -67,10 +72,9 @@ async def test_a_bad_user_is_a_422_naming_the_field_at_every_entry_and_nothing_r
 
 
 async def test_a_bad_thread_id_on_v1_is_a_422_in_the_header_or_the_field(
-    serve: Any, fake_openai: FakeOpenAI
+    served: Any, fake_openai: FakeOpenAI
 ) -> None:
     rng = random.Random(67)
-    served = await serve(tokens=("s3cret",))
     for index in range(CASES):
         thread = bad_thread(rng)
         body: dict[str, Any] = {"model": "oracle", "messages": [{"role": "user", "content": "hi"}]}
@@ -91,11 +95,9 @@ async def test_a_bad_thread_id_on_v1_is_a_422_in_the_header_or_the_field(
 
 
 async def test_a_good_user_reaches_the_usage_ledger_as_sent_at_every_entry(
-    serve: Any, fake_openai: FakeOpenAI, tmp_path: Path
+    served: Any, fake_openai: FakeOpenAI
 ) -> None:
     rng = random.Random(68)
-    store = SQLiteCheckpointer(tmp_path / "oracle.db")
-    served = await serve(tokens=("s3cret",), checkpointer=store)
     sent: set[str] = set()
     for index in range(12):
         user = good_user(rng)[:195] + f"#{index}"
