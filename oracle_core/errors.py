@@ -254,8 +254,8 @@ class InvalidThreadIdError(OracleError, ValueError):
 
 class InvalidUserIdError(OracleError, ValueError):
     """A user id (``user_id``; ``user`` on the OpenAI endpoints) does not fit the rule
-    (``oracle_core.values.ids.check_user_id``: 1 to 200 characters, none a control character
-    or a lone surrogate); the message names the field and the rule."""
+    (``oracle_core.values.ids.check_user_id``: 1 to 200 characters, not only spaces, none a
+    control character or a lone surrogate); the message names the field and the rule."""
 
 
 class SecretKeyError(OracleError):

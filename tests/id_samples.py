@@ -24,15 +24,20 @@ GOOD_PIECES = ("alice", "Bob", " ", "é", "日本", "😀", "user@example.com", 
 
 
 def good_user(rng: random.Random) -> str:
-    """A user id the rule takes: 1 to 200 printable characters, pairs as characters."""
+    """A user id the rule takes: 1 to 200 printable characters (not only spaces), pairs
+    as characters."""
     text = "".join(rng.choice(GOOD_PIECES) for _ in range(rng.randint(1, 12)))
-    return text[: rng.choice((1, 20, 200))] or "u"
+    text = text[: rng.choice((1, 20, 200))]
+    return text if text.strip() else "u" + text
 
 
 def bad_user(rng: random.Random) -> tuple[str, str]:
-    """A user id the rule refuses, and why: ``surrogate``, ``control`` or ``length``."""
-    why = rng.choice(("surrogate", "control", "length"))
+    """A user id the rule refuses, and why: ``surrogate``, ``control``, ``length`` or
+    ``spaces``."""
+    why = rng.choice(("surrogate", "control", "length", "spaces"))
     base = good_user(rng)[:150]
+    if why == "spaces":
+        return " " * rng.randint(1, 200), why
     if why == "length":
         return base + "x" * rng.choice((201 - len(base), 500, 10_000)), why
     bad = rng.choice(LONE if why == "surrogate" else CONTROLS)

@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 from oracle_core.authoring.connections import Connection, ConnectionKind
 from oracle_core.authoring.secrets import Secret
-from oracle_core.errors import InvalidCredentialError, UnknownConnectionError
+from oracle_core.errors import InvalidCredentialError, InvalidUserIdError, UnknownConnectionError
+from oracle_core.values import ids
 from oracle_core.values.credentials import CredentialRecord
 
 if TYPE_CHECKING:
@@ -28,31 +29,25 @@ if TYPE_CHECKING:
 MAX_VALUE_CHARS = 16_384
 """The longest credential accepted (OAuth tokens with a refresh token fit easily)."""
 
-MAX_USER_ID_CHARS = 200
-"""The longest user id accepted (as the HTTP API's runs)."""
+MAX_USER_ID_CHARS = ids.MAX_USER_ID
+"""The longest user id accepted (as every entry: :mod:`oracle_core.values.ids`)."""
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
 def check_user_id(user_id: str) -> str:
-    """Return ``user_id`` if credentials may be kept for it.
+    """Return ``user_id`` if credentials may be kept for it: the one rule of user ids
+    (:func:`oracle_core.values.ids.check_user_id`), as a credential's error.
 
     Raises:
-        InvalidCredentialError: when it is empty, longer than 200 characters or holds
-            control characters.
+        InvalidCredentialError: naming what is wrong and the rule.
     """
-    if (
-        not isinstance(user_id, str)
-        or not user_id.strip()
-        or len(user_id) > MAX_USER_ID_CHARS
-        or _CONTROL.search(user_id)
-    ):
-        shown = repr(user_id[:40]) if isinstance(user_id, str) else type(user_id).__name__
+    try:
+        return ids.check_user_id(user_id)
+    except InvalidUserIdError as error:
         raise InvalidCredentialError(
-            f"user id {shown} is not valid for a credential: use 1 to {MAX_USER_ID_CHARS} "
-            "characters without control characters"
-        )
-    return user_id
+            f"the user id is not valid for a credential: {error}"
+        ) from None
 
 
 def scope_of(connection: Connection, user_id: str) -> str:

@@ -93,7 +93,7 @@ class ChatCompletionRequest(BaseModel):
     user: str | None = Field(
         None,
         description=f"Who the run acts for (the run's user id): 1 to {MAX_USER_ID} characters, "
-        "none a control character or a lone surrogate (else a 422).",
+        "not only spaces, none a control character or a lone surrogate (else a 422).",
     )
     thread_id: str | None = Field(
         None,

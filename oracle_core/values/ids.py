@@ -22,8 +22,8 @@ MAX_USER_ID = 200
 """The longest user id, in characters."""
 
 USER_RULE = (
-    f"use 1 to {MAX_USER_ID} characters, none of them a control character (U+0000-001F, "
-    "U+007F-009F) or a lone surrogate (U+D800-DFFF)"
+    f"use 1 to {MAX_USER_ID} characters, not only spaces, none of them a control character "
+    "(U+0000-001F, U+007F-009F) or a lone surrogate (U+D800-DFFF)"
 )
 """The rule of :func:`check_user_id` in words, for error messages."""
 
@@ -45,8 +45,8 @@ def check_thread_id(thread_id: str) -> str:
 
 
 def check_user_id(user_id: str, field: str = "user_id") -> str:
-    """Return ``user_id`` when it is 1 to :data:`MAX_USER_ID` characters, none a control
-    character or a lone surrogate.
+    """Return ``user_id`` when it is 1 to :data:`MAX_USER_ID` characters, not only spaces,
+    none a control character or a lone surrogate.
 
     Args:
         user_id: the id as the caller gave it.
@@ -60,6 +60,8 @@ def check_user_id(user_id: str, field: str = "user_id") -> str:
         raise InvalidUserIdError(f"{field} must be a string: {USER_RULE}")
     if not 1 <= len(user_id) <= MAX_USER_ID:
         raise InvalidUserIdError(f"{field} is {len(user_id)} characters long: {USER_RULE}")
+    if not user_id.strip():
+        raise InvalidUserIdError(f"{field} is only spaces: {USER_RULE}")
     found = _UNWRITABLE.search(user_id)
     if found is not None:
         # repr escapes the character, so the message itself is always writable.

@@ -8,7 +8,8 @@ import random
 import pytest
 from id_samples import bad_thread, bad_user, good_user
 
-from oracle_core.errors import InvalidThreadIdError, InvalidUserIdError
+from oracle_core.credentials import sealed
+from oracle_core.errors import InvalidCredentialError, InvalidThreadIdError, InvalidUserIdError
 from oracle_core.values.ids import MAX_USER_ID, check_thread_id, check_user_id
 
 CASES = 600
@@ -50,3 +51,14 @@ def test_thread_ids_outside_the_rule_are_refused_writably() -> None:
             check_thread_id(thread)
 
         str(refused.value).encode("utf-8")
+
+
+def test_a_credential_takes_user_ids_by_the_same_rule() -> None:
+    rng = random.Random(63)
+    for _ in range(CASES):
+        good = good_user(rng)
+        bad, _why = bad_user(rng)
+
+        assert sealed.check_user_id(good) == good
+        with pytest.raises(InvalidCredentialError, match="not valid for a credential"):
+            sealed.check_user_id(bad)
