@@ -45,6 +45,21 @@ _PLAIN = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")  # a key a path shows without q
 def bounds_problem(schema: Mapping[str, Any]) -> str | None:
     """What puts ``schema`` past a bound (see the module), in one sentence, or ``None``."""
     nodes = list(_walk(schema))
+    if (problem := _shape_problem(schema, nodes)) is not None:
+        return problem
+    for node, where in nodes:
+        if isinstance(node, Mapping) and (problem := _node_problem(schema, node, where)):
+            return problem
+    return None
+
+
+def shape_problem(schema: Mapping[str, Any]) -> str | None:
+    """Whether ``schema`` is past the size or the depth bound (any JSON Schema the oracle
+    checks, a client tool's parameters too: the meta-schema's check grows with both)."""
+    return _shape_problem(schema, list(_walk(schema)))
+
+
+def _shape_problem(schema: Mapping[str, Any], nodes: list[tuple[Any, str]]) -> str | None:
     if nodes and nodes[-1][0] is _TOO_DEEP:
         return (
             f"is nested deeper than {MAX_SCHEMA_DEPTH} objects and arrays (at "
@@ -56,9 +71,6 @@ def bounds_problem(schema: Mapping[str, Any]) -> str | None:
             f"is {size:,} characters of JSON, more than the {MAX_SCHEMA_CHARS:,} allowed: "
             "send a smaller schema"
         )
-    for node, where in nodes:
-        if isinstance(node, Mapping) and (problem := _node_problem(schema, node, where)):
-            return problem
     return None
 
 
