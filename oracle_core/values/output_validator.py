@@ -85,18 +85,12 @@ def answer_problem(
     """
     from jsonschema import validators
     from jsonschema.exceptions import best_match
-    from referencing import Registry
-    from referencing.exceptions import NoSuchResource
-
-    def refuse(uri: str) -> Any:  # every retrieval: no URL fetched, no file read
-        raise NoSuchResource(ref=uri)  # type: ignore[call-arg]  # attrs fields, untyped
 
     budget = _Budget(time.monotonic() + seconds, steps, seconds)
     base = validators.validator_for(schema)
     keywords = {name: _spending(budget, check) for name, check in base.VALIDATORS.items()}
     keywords.update(_bounded_keywords(budget))
-    local = Registry(retrieve=refuse)  # type: ignore[call-arg]  # attrs fields, untyped
-    checker = validators.extend(base, keywords)(schema, registry=local)
+    checker = validators.extend(base, keywords)(schema, registry=local_registry())
     try:
         error = best_match(islice(checker.iter_errors(value), _ERRORS_READ))
     except RecursionError:
@@ -108,6 +102,19 @@ def answer_problem(
             raise CheckBoundError(f"a reference it cannot resolve ({error})") from None
         raise
     return None if error is None else f"at {error.json_path}: {error.message}"
+
+
+def local_registry() -> Any:
+    """A ``referencing.Registry`` for a jsonschema validator that resolves references
+    inside the schema only: every retrieval is refused, so no URL is fetched and no file
+    read (jsonschema's default registry fetches any URL a ``$ref`` names)."""
+    from referencing import Registry
+    from referencing.exceptions import NoSuchResource
+
+    def refuse(uri: str) -> Any:
+        raise NoSuchResource(ref=uri)  # type: ignore[call-arg]  # attrs fields, untyped
+
+    return Registry(retrieve=refuse)  # type: ignore[call-arg]
 
 
 Keyword = Callable[[Any, Any, Any, Mapping[str, Any]], Any]
