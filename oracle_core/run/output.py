@@ -109,9 +109,7 @@ def _problem(output: OutputSchema, value: Any) -> str | None:
     try:
         problem = answer_problem(output.schema, value)
     except CheckBoundError as bound:
-        raise OutputLimitError(
-            schema=output.name, problem=f"checking it took {bound.limit}"
-        ) from None
+        raise OutputLimitError(schema=output.name, problem=bound.limit) from None
     if problem is not None:
         return _short(problem)
     if output.model is not None:  # its own validators may refuse what the schema allows

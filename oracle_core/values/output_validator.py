@@ -60,14 +60,14 @@ class _Budget:
             # for it: the event loop takes it back at once after each socket call.
             time.sleep(0)
         if self.spent > self.steps:
-            raise CheckBoundError(f"more than {self.steps:,} schema keywords to apply")
+            raise CheckBoundError(f"the check went past {self.steps:,} schema keywords")
         if time.monotonic() > self.deadline:
-            raise CheckBoundError(f"more than {self.seconds:g} s of checking")
+            raise CheckBoundError(f"the check went past {self.seconds:g} s")
 
     def left(self) -> float:
         left = self.deadline - time.monotonic()
         if left <= 0:
-            raise CheckBoundError(f"more than {self.seconds:g} s of checking")
+            raise CheckBoundError(f"the check went past {self.seconds:g} s")
         return left
 
 
@@ -94,12 +94,14 @@ def answer_problem(
     try:
         error = best_match(islice(checker.iter_errors(value), _ERRORS_READ))
     except RecursionError:
-        raise CheckBoundError("references that loop without end") from None
+        raise CheckBoundError("the schema's references loop without end") from None
     except CheckBoundError:
         raise
     except Exception as error:  # a reference the registry refused, or one that breaks
         if type(error).__module__.split(".")[0] in ("referencing", "jsonschema"):
-            raise CheckBoundError(f"a reference it cannot resolve ({error})") from None
+            raise CheckBoundError(
+                f"the schema has a reference that cannot be resolved ({error})"
+            ) from None
         raise
     return None if error is None else f"at {error.json_path}: {error.message}"
 
@@ -137,7 +139,7 @@ def _bounded_keywords(budget: _Budget) -> dict[str, Keyword]:
         try:
             return regex.search(pattern, text, timeout=budget.left()) is not None
         except TimeoutError:
-            raise CheckBoundError(f"more than {budget.seconds:g} s of checking") from None
+            raise CheckBoundError(f"the check went past {budget.seconds:g} s") from None
 
     def pattern(validator: Any, wanted: str, instance: Any, schema: Any) -> Iterator[Any]:
         budget.spend()
