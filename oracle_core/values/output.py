@@ -83,7 +83,8 @@ class OutputSchema:
         """The output of a JSON Schema; named ``name``, else its ``title``, else ``output``.
 
         Raises:
-            OutputSchemaError: ``schema`` is not a valid JSON Schema (the message says where).
+            OutputSchemaError: ``schema`` is not a valid JSON Schema, or is past a bound of
+                structured output (``values/output_bounds.py``); the message says where.
         """
         problem = schema_problem(schema)
         if problem is not None:
