@@ -25,6 +25,7 @@ from oracle_core.run.state import RunState
 from oracle_core.run.turn import open_run
 from oracle_core.values.events import Event, ToolResultEvent
 from oracle_core.values.messages import Message
+from oracle_core.values.output_bounds import shape_problem
 from oracle_core.values.run_options import ClientTool, options_from_json
 from oracle_core.values.text import clean_text
 from oracle_core.values.threads import RunRecord
@@ -169,6 +170,9 @@ def schema_problem(schema: Mapping[str, Any]) -> str | None:
         return "must be a JSON object (a JSON Schema)"
     if schema.get("type", "object") != "object":
         return f"must be a schema of an object, not of {schema.get('type')!r}"
+    # Bounded first: the meta-schema's check below runs where it is called (on the loop).
+    if (problem := shape_problem(schema)) is not None:
+        return problem.replace("is ", "are ", 1)
     try:
         import jsonschema  # the server's and MCP's dependency; without it, the shape only
     except ImportError:
