@@ -17,6 +17,7 @@ from typing import Any
 
 from oracle_core.authoring.tools.tool import TOOL_NAME_PATTERN
 from oracle_core.errors import ClientToolError, ToolResultsError
+from oracle_core.models.wire import calls_of
 from oracle_core.plugins.core_tools import META_TOOL_NAMES
 from oracle_core.plugins.registry import Registry
 from oracle_core.run.deps import RunDeps
@@ -122,9 +123,9 @@ class ToolResultsStep:
 
 def _call_name(messages: list[Message], call_id: str) -> str:
     for message in reversed(messages):
-        for call in message.get("tool_calls") or []:
-            if str(call.get("id")) == call_id:
-                return str((call.get("function") or {}).get("name") or "")
+        for call in calls_of(message):
+            if call.id == call_id:
+                return call.name
     return ""
 
 
