@@ -374,6 +374,27 @@ class OutputValidationError(OracleError, ValueError):
         self.problem = problem
 
 
+class OutputLimitError(OutputValidationError):
+    """The model's final answer could not be checked within the bounds of structured output
+    (its size, its nesting, or the time and work its schema's check took), so the check was
+    stopped and the run fails with this error, without a repair turn.
+
+    Attributes:
+        schema: the output schema's name.
+        problem: the bound the answer or its check went past.
+    """
+
+    def __init__(self, *, schema: str, problem: str) -> None:
+        OracleError.__init__(
+            self,
+            f"the model's answer to the output schema {schema!r} was not checked: {problem}; "
+            "ask for a smaller answer, or simplify the schema (fewer anyOf/oneOf branches "
+            "that refer back to themselves, simpler patterns)",
+        )
+        self.schema = schema
+        self.problem = problem
+
+
 class ThreadWaitingError(OperationError):
     """A new message came to a thread whose run waits for an operation (an approval, ...).
 

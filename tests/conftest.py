@@ -49,6 +49,45 @@ def _logging_put_back() -> Iterator[None]:
     root.setLevel(root_level)
 
 
+@pytest.fixture(autouse=True)
+def _telemetry_put_back() -> Iterator[None]:
+    """OpenTelemetry's global tracer and meter providers as they were before the test.
+
+    A command run in this process (``CliRunner``) with ``OTEL_EXPORTER_OTLP_ENDPOINT`` set
+    installs the oracle's providers for the whole process, and the API lets them be set
+    only once: the tests that follow on the same worker would then trace through a provider
+    they did not make (and export to a collector that is not there). The API's globals are
+    put back; a provider the test installed gets nothing more (the oracle's exit hook shuts
+    it down with the process).
+    """
+    trace = sys.modules.get("opentelemetry.trace")
+    meters = sys.modules.get("opentelemetry.metrics._internal")
+    kept = [
+        (module, attribute, getattr(module, attribute), getattr(module, once)._done)
+        for module, attribute, once in (
+            (trace, "_TRACER_PROVIDER", "_TRACER_PROVIDER_SET_ONCE"),
+            (meters, "_METER_PROVIDER", "_METER_PROVIDER_SET_ONCE"),
+        )
+        if module is not None
+    ]
+    yield
+    for module, attribute, once in (
+        (sys.modules.get("opentelemetry.trace"), "_TRACER_PROVIDER", "_TRACER_PROVIDER_SET_ONCE"),
+        (
+            sys.modules.get("opentelemetry.metrics._internal"),
+            "_METER_PROVIDER",
+            "_METER_PROVIDER_SET_ONCE",
+        ),
+    ):
+        if module is None:
+            continue
+        before = next(((value, done) for m, a, value, done in kept if m is module), (None, False))
+        if getattr(module, attribute) is before[0]:
+            continue
+        setattr(module, attribute, before[0])
+        getattr(module, once)._done = before[1]
+
+
 @pytest.fixture
 def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[SitePackages]:
     """A fresh site-packages-like folder on ``sys.path`` for this test only."""

@@ -14,6 +14,7 @@ from oracle_core.cli.common import echo_json, iso_time, json_option, table, thre
 from oracle_core.cli.run_openings import run_openings
 from oracle_core.cli.store_access import with_store
 from oracle_core.cli.transcript import shorten
+from oracle_core.models.wire import calls_of
 from oracle_core.values.attachments import content_text
 from oracle_core.values.messages import Message, public_message
 
@@ -81,9 +82,8 @@ def message_lines(message: Message, limit: int = 400) -> list[str]:
             lines.append(click.style(f"  ← {shorten(text, limit)}", fg="green"))
         else:
             lines.append(f"{click.style(role + ':', bold=True)} {text}")
-    for call in message.get("tool_calls") or []:
-        function = call.get("function", {})
-        line = f"  → {function.get('name')}({shorten(str(function.get('arguments')), limit)})"
+    for call in calls_of(message):
+        line = f"  → {call.name}({shorten(call.arguments, limit)})"
         lines.append(click.style(line, fg="cyan"))
     return lines
 

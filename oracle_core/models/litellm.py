@@ -7,6 +7,8 @@ a model never pay for its import.
 from __future__ import annotations
 
 import os
+import sys
+from asyncio import to_thread
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -90,7 +92,9 @@ class LiteLLMModel(ProviderModel):
     ) -> tuple[Any, Usage]:
         arguments = {**self._arguments(request, settings), **extra}
         model = arguments["model"]
-        litellm = import_litellm()
+        # Imported in a worker thread the first time (seconds): structured output's first
+        # run comes here, and the loop must keep serving meanwhile (issue 38).
+        litellm = import_litellm() if "litellm" in sys.modules else await to_thread(import_litellm)
         self._check_key(litellm, model)
         return await self._retried(
             request,

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from oracle_core.authoring.tools.tool import TOOL_NAME_PATTERN
 from oracle_core.errors import ClientToolError, ThreadWaitingError, ToolResultsError
+from oracle_core.models.wire import calls_of
 from oracle_core.plugins.core_tools import META_TOOL_NAMES
 from oracle_core.plugins.registry import BoundTool, Registry
 from oracle_core.run.deps import RunDeps
@@ -26,6 +27,7 @@ from oracle_core.run.turn import open_run
 from oracle_core.store.facets import facet_of
 from oracle_core.values.events import Event, ToolResultEvent
 from oracle_core.values.messages import Message
+from oracle_core.values.output_bounds import shape_problem
 from oracle_core.values.run_options import ClientTool, options_from_json
 from oracle_core.values.text import clean_text
 from oracle_core.values.threads import RunRecord
@@ -161,9 +163,9 @@ class ToolResultsStep:
 
 def _call_name(messages: list[Message], call_id: str) -> str:
     for message in reversed(messages):
-        for call in message.get("tool_calls") or []:
-            if str(call.get("id")) == call_id:
-                return str((call.get("function") or {}).get("name") or "")
+        for call in calls_of(message):
+            if call.id == call_id:
+                return call.name
     return ""
 
 
@@ -219,6 +221,9 @@ def schema_problem(schema: Mapping[str, Any]) -> str | None:
         return "must be a JSON object (a JSON Schema)"
     if schema.get("type", "object") != "object":
         return f"must be a schema of an object, not of {schema.get('type')!r}"
+    # Bounded first: the meta-schema's check below runs where it is called (on the loop).
+    if (problem := shape_problem(schema)) is not None:
+        return problem.replace("is ", "are ", 1)
     try:
         import jsonschema  # the server's and MCP's dependency; without it, the shape only
     except ImportError:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
+from oracle_core.models.wire import calls_of
 from oracle_core.store.base import Checkpointer
 from oracle_core.values.messages import Message
 
@@ -48,6 +49,5 @@ def unanswered_calls(messages: Sequence[Message]) -> list[str]:
         if message.get("role") == "tool":
             answered.add(str(message.get("tool_call_id")))
             continue
-        calls = message.get("tool_calls") or []
-        return [str(c.get("id")) for c in calls if str(c.get("id")) not in answered]
+        return [call.id for call in calls_of(message) if call.id not in answered]
     return []

@@ -6,16 +6,23 @@ fence: the fence is taken off. A wrong answer gets one repair turn: it is saved,
 message saying exactly what is wrong and asking for the JSON alone, and the model is asked
 again. A repaired answer that is still wrong is saved too, and the run fails with
 :class:`~oracle_core.OutputValidationError`; the thread takes a next message as ever.
+
+The check runs in a worker thread, bounded: an answer longer than
+:data:`MAX_ANSWER_CHARS` or nested deeper than :data:`MAX_ANSWER_DEPTH`, or whose check
+goes past its time and work (``values/output_validator.py``), fails the run at once with
+:class:`~oracle_core.errors.OutputLimitError`, so no answer and no schema can stall the
+event loop or grow the process without end.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from dataclasses import dataclass
 from typing import Any
 
-from oracle_core.errors import OutputValidationError
+from oracle_core.errors import OutputLimitError, OutputValidationError
 from oracle_core.run.deps import RunDeps
 from oracle_core.run.saving import save
 from oracle_core.run.state import RunState
@@ -24,6 +31,12 @@ from oracle_core.values.output import OutputSchema
 
 _FENCE = re.compile(r"\A\s*```[A-Za-z0-9_-]*[ \t]*\n(?P<body>.*?)\n?[ \t]*```\s*\Z", re.DOTALL)
 _MAX_PROBLEM = 500  # characters of a problem told to the model: an echoed value can be long
+
+MAX_ANSWER_CHARS = 1_000_000
+"""Characters of a final answer checked against an output schema."""
+
+MAX_ANSWER_DEPTH = 32
+"""Arrays and objects nested in a final answer checked against an output schema."""
 
 
 @dataclass(frozen=True)
@@ -42,24 +55,63 @@ class CheckedAnswer:
 
 
 def check_answer(output: OutputSchema, answer: str) -> CheckedAnswer:
-    """Read ``answer`` as JSON valid for ``output``; says what is wrong when it is not."""
+    """Read ``answer`` as JSON valid for ``output``; says what is wrong when it is not.
+
+    Bounded, not quick: call it from a worker thread (:func:`final_answer` does).
+
+    Raises:
+        OutputLimitError: the answer is past a bound, or its check went past one.
+    """
+    if len(answer) > MAX_ANSWER_CHARS:
+        raise OutputLimitError(
+            schema=output.name,
+            problem=f"the answer is {len(answer):,} characters, more than the "
+            f"{MAX_ANSWER_CHARS:,} a structured answer may be",
+        )
     fenced = _FENCE.match(answer)
     text = (fenced.group("body") if fenced else answer).strip()
     try:
         value = json.loads(text)
+    except RecursionError:
+        value, depth = None, MAX_ANSWER_DEPTH + 1
     except ValueError as error:
         return CheckedAnswer(text, None, f"it is not JSON ({error})")
+    else:
+        depth = _depth(value)
+    if depth > MAX_ANSWER_DEPTH:
+        raise OutputLimitError(
+            schema=output.name,
+            problem=f"the answer nests arrays and objects more than {MAX_ANSWER_DEPTH} deep",
+        )
     return CheckedAnswer(text, value, _problem(output, value))
 
 
-def _problem(output: OutputSchema, value: Any) -> str | None:
-    from jsonschema import validators
-    from jsonschema.exceptions import best_match
+def _depth(value: Any) -> int:
+    """How deep ``value`` nests arrays and objects (counted without recursion; stops past
+    the bound)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if not isinstance(node, list | dict):
+            continue
+        deepest = max(deepest, depth)
+        if deepest > MAX_ANSWER_DEPTH:
+            break
+        stack.extend(
+            (child, depth + 1) for child in (node.values() if isinstance(node, dict) else node)
+        )
+    return deepest
 
-    schema = dict(output.schema)
-    error = best_match(validators.validator_for(schema)(schema).iter_errors(value))
-    if error is not None:
-        return _short(f"at {error.json_path}: {error.message}")
+
+def _problem(output: OutputSchema, value: Any) -> str | None:
+    from oracle_core.values.output_validator import CheckBoundError, answer_problem
+
+    try:
+        problem = answer_problem(output.schema, value)
+    except CheckBoundError as bound:
+        raise OutputLimitError(schema=output.name, problem=bound.limit) from None
+    if problem is not None:
+        return _short(problem)
     if output.model is not None:  # its own validators may refuse what the schema allows
         from pydantic import ValidationError
 
@@ -99,10 +151,17 @@ async def final_answer(deps: RunDeps, state: RunState, assistant: Message) -> bo
 
     Raises:
         OutputValidationError: the answer after the repair turn is still wrong (it is saved).
+        OutputLimitError: the answer or its check went past a bound (it is saved).
     """
     content = str(assistant.get("content") or "")
     output = state.options.output
-    checked = check_answer(output, content) if output is not None else None
+    checked = None
+    if output is not None:
+        try:  # in a worker thread: a check is bounded, not quick, and the loop serves all
+            checked = await asyncio.to_thread(check_answer, output, content)
+        except OutputLimitError:
+            await save(deps, state, [assistant])  # nothing the model said is lost
+            raise
     if output is None or checked is None or checked.problem is None:
         state.answer = content if checked is None else checked.text
         state.record.status = "completed"

@@ -3,6 +3,7 @@ readiness."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import uuid
@@ -138,7 +139,11 @@ def api_router(ctx: ServerContext) -> APIRouter:
                 "`Accept: text/event-stream`) its events as server-sent events.",
                 "content": {"text/event-stream": {}},
             },
-            400: {"model": ErrorBody, "description": "`output_schema` is not a valid JSON Schema."},
+            400: {
+                "model": ErrorBody,
+                "description": "`output_schema` is not a valid JSON Schema, or is past a "
+                "bound of structured output (size, depth, a `$ref` outside it, a pattern).",
+            },
             409: {"model": ErrorBody, "description": "A run is already in progress on the thread."},
             413: {"model": ErrorBody, "description": "The body is too large."},
         },
@@ -154,9 +159,12 @@ def api_router(ctx: ServerContext) -> APIRouter:
         check_user_id(body.user_id)
         ctx.check_message(body.message)
         streaming = body.stream or "text/event-stream" in request.headers.get("accept", "")
-        # A schema that is not JSON Schema is a 400 (invalid_output_schema), nothing run.
+        # A schema that is not JSON Schema, or past a bound of structured output, is a 400
+        # (invalid_output_schema), nothing run; checked in a worker thread, off the loop.
         wanted = body.output_schema
-        output = OutputSchema.from_schema(wanted) if wanted is not None else None
+        output = None
+        if wanted is not None:
+            output = await asyncio.to_thread(OutputSchema.from_schema, wanted)
         handle = ctx.runs.start(
             thread_id,
             body.message,

@@ -24,6 +24,7 @@ Client system messages are ignored: the oracle has its instructions.
 
 from __future__ import annotations
 
+import asyncio
 import time
 import uuid
 from collections.abc import AsyncIterator
@@ -212,7 +213,8 @@ def openai_router(ctx: ServerContext) -> APIRouter:
         stateless = not thread_id
         fields = body.model_dump(exclude={"messages"}, exclude_unset=True)
         messages = [m.model_dump(exclude_unset=True) for m in body.messages]
-        turn = chat_turn(messages, fields, stateless=stateless)
+        # In a worker thread: a response_format's schema check is bounded, not quick.
+        turn = await asyncio.to_thread(chat_turn, messages, fields, stateless=stateless)
         if turn.message is not None:
             turn.message = ctx.check_message(turn.message)
         user_id = check_user_id(body.user, "user") if body.user else "default"

@@ -13,6 +13,7 @@ must end with that response (a conversation cannot fork). Without one, a new thr
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import re
 import time
@@ -265,7 +266,10 @@ def responses_router(ctx: ServerContext) -> APIRouter:
                 )
         else:
             thread_id = _thread_id(uuid.uuid4().hex, user)
-        turn = chat_turn(messages, fields, stateless=not body.previous_response_id)
+        # In a worker thread: a text.format's schema check is bounded, not quick.
+        turn = await asyncio.to_thread(
+            chat_turn, messages, fields, stateless=not body.previous_response_id
+        )
         if turn.message is not None:
             turn.message = ctx.check_message(turn.message)
         if turn.history:

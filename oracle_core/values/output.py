@@ -3,7 +3,9 @@
 :class:`OutputSchema` is made from a pydantic model class, a JSON Schema, or
 :meth:`OutputSchema.json_object` (any JSON object will do, OpenAI's ``json_object`` mode).
 It gives the ``response_format`` a model that supports structured output is asked with; the
-run checks the final answer against it (``oracle_core/run/output.py``).
+run checks the final answer against it (``oracle_core/run/output.py``). A schema is checked
+once, when it is made: valid JSON Schema, and within the bounds of
+``oracle_core/values/output_bounds.py``.
 """
 
 from __future__ import annotations
@@ -81,7 +83,8 @@ class OutputSchema:
         """The output of a JSON Schema; named ``name``, else its ``title``, else ``output``.
 
         Raises:
-            OutputSchemaError: ``schema`` is not a valid JSON Schema (the message says where).
+            OutputSchemaError: ``schema`` is not a valid JSON Schema, or is past a bound of
+                structured output (``values/output_bounds.py``); the message says where.
         """
         problem = schema_problem(schema)
         if problem is not None:
@@ -138,9 +141,15 @@ class OutputSchema:
 
 
 def schema_problem(schema: object) -> str | None:
-    """What keeps ``schema`` from being a valid JSON Schema, or ``None``."""
+    """What keeps ``schema`` from being a valid JSON Schema within the bounds of structured
+    output (``values/output_bounds.py``: size, depth, local references, patterns), or
+    ``None``. Not quick for a large schema: a server calls it from a worker thread."""
     if not isinstance(schema, Mapping):
         return f"must be a JSON object (a JSON Schema), not {type(schema).__name__}"
+    from oracle_core.values.output_bounds import bounds_problem
+
+    if (problem := bounds_problem(schema)) is not None:
+        return problem
     from jsonschema import SchemaError, validators  # imported on first use: it is not light
 
     try:
