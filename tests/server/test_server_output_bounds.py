@@ -41,10 +41,10 @@ HEALTH_SECONDS = 0.1
 """How long ``/health`` takes, as a rule, while a structured-output request runs (the
 median of every answer: the issue's bound)."""
 
-NOT_STALLED = 1.0
-"""The longest any one ``/health`` answer may take: generous, for a loaded machine where a
-worker thread's import or a collection of garbage holds the interpreter a moment; before
-these bounds one request held it 5 s to minutes."""
+NOT_STALLED = 2.5
+"""The longest any one ``/health`` answer may take: generous, for a loaded machine (a whole
+suite on two cores) where a worker thread's import or a collection of garbage holds the
+interpreter a moment; before these bounds one request held it 5 s to minutes."""
 
 
 @pytest.fixture(scope="module")

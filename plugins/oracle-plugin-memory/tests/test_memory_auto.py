@@ -105,11 +105,11 @@ async def test_a_specialist_oracle_gets_memory_without_a_memory_tool(
 async def test_tools_mode_is_the_default_and_stays_as_it_was(
     oracle_factory: OracleFactory, oracle_model: ScriptedModel
 ) -> None:
-    for config in (None, {"memory": {"mode": "tools"}}):
+    for index, config in enumerate((None, {"memory": {"mode": "tools"}})):
         oracle = oracle_factory(oracle_plugin_memory, config=config)
         oracle_model.reply_text("Hello.")
 
-        await run_turn(oracle, "remember I prefer metric units", thread=str(config))
+        await run_turn(oracle, "remember I prefer metric units", thread=f"config{index}")
 
         call = oracle_model.request(1)
         assert call.tool_names == [*META, *MEMORY_TOOLS]
