@@ -164,9 +164,8 @@ def _read(file: Path, state: str, infos: set[str]) -> list[PluginSource] | None:
     declared: dict[str, dict[str, str]] = {}
     for row in rows:
         name, distribution, version, value, record, stamp = _row(row)
-        if record is not None and _stamp(record) != stamp:
-            return None
-        _check_declared(declared, infos, name, distribution, value, record)
+        if _stamp(_check_declared(declared, infos, name, distribution, value, record)) != stamp:
+            return None  # reinstalled: scanned again
         sources.append(
             PluginSource(
                 name=name,
@@ -207,8 +206,9 @@ def _check_declared(
     distribution: str,
     value: str,
     record: str | None,
-) -> None:
-    """Refuse a row its distribution does not declare, before anything imports its value.
+) -> str:
+    """Refuse a row its distribution does not declare, before anything imports its value;
+    return its ``record``.
 
     The row's ``record`` must be the ``RECORD`` (or ``METADATA``, ``PKG-INFO``) of a
     metadata folder on the path now, named for ``distribution``, whose own
@@ -233,6 +233,7 @@ def _check_declared(
         declared[info] = points
     if points.get(name) != value:
         raise CacheFileError(f"{where} is not what its entry_points.txt declares")
+    return record
 
 
 def _folder_problem(infos: set[str], distribution: str, record: str | None) -> str | None:
