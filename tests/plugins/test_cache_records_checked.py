@@ -160,13 +160,13 @@ def test_an_edited_deferral_record_is_rebuilt_and_shows_no_hidden_tool(
             result = oracle.run_sync("t", "ping")
         oracle.close_sync()
 
-        assert len(_warnings(caplog)) == 1, label
         assert ALPHA in sys.modules, label  # imported and checked, not built from the record
         assert [t.name for t in oracle.registry.plugins["alpha"].tools] == ["alpha_ping"], label
         assert oracle.registry.failures == [], label
         assert result.status == "completed", label
         assert "alpha_ping" not in model.request(1).tool_names, label  # on-demand: not shown
         assert "alpha_ping:hi" not in str(model.request(2).messages[-1]["content"]), label
+        assert len(_warnings(caplog)) == 1, label
 
         caplog.clear()
         with caplog.at_level(logging.WARNING, logger="oracle_core.plugins"):
