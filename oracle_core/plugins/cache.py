@@ -30,8 +30,12 @@ format written otherwise (by hand, or by a test) is still read, whole.
 
 The file's name digests the cache format and the versions of oracle-core, pydantic and
 Python, so an upgrade of any starts a new file. Plugins given in code have no
-distribution and are never cached. A file that cannot be read or does not have the
-expected shape is ignored and rewritten; a file that cannot be written is left alone.
+distribution and are never cached. A file that cannot be written is left alone.
+
+The file is checked, not trusted: it is read only as a regular file within a size and a
+depth bound (:mod:`~oracle_core.plugins.cache_read`), and a deferral record only when it
+holds what a deferrable plugin may give (:mod:`~oracle_core.plugins.cache_records`). A file
+or entry that fails is ignored and rewritten with one warning an assembly, never fatal.
 """
 
 from __future__ import annotations

@@ -17,7 +17,13 @@ same state, which it reads without opening a file:
 
 Anything else, or a finder on ``sys.meta_path`` other than the standard path finder that
 could report distributions, scans as before (and a scan's result is kept for next time).
-A cache that cannot be read or written is ignored.
+A cache that cannot be written is left alone.
+
+The file is checked, not trusted (anyone who can write ``$ORACLE_HOME/cache`` can edit
+it): it is read only as a regular file within :data:`MAX_SCAN_BYTES` and a JSON depth
+bound (:mod:`~oracle_core.plugins.cache_read`), each row must have the types written, and
+must be what its distribution declares (:func:`_check_declared`) before anything imports
+it. A file that fails is rescanned and rewritten with one warning.
 """
 
 from __future__ import annotations
