@@ -38,7 +38,9 @@ def open_regular(path: Path, limit: int) -> BinaryIO | None:
     Raises:
         CacheFileError: it is something else, or larger, or cannot be opened.
     """
-    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+    flags = os.O_RDONLY
+    for name in ("O_NONBLOCK", "O_CLOEXEC", "O_BINARY"):  # as far as the system has them
+        flags |= getattr(os, name, 0)
     try:
         fd = os.open(path, flags)
     except FileNotFoundError:
