@@ -173,3 +173,12 @@ def test_an_edited_deferral_record_is_rebuilt_and_shows_no_hidden_tool(
             _start(site).close_sync()
         assert _warnings(caplog) == [], label  # the record was written anew
         assert ALPHA not in sys.modules, label  # and is trusted again
+
+
+def test_the_record_shape_keeps_every_option_a_deferred_tool_has() -> None:
+    """An option added to Tool must be added to the record's shape too, or every record
+    would be refused (each start warning and importing every plugin)."""
+    from oracle_core.plugins.cache_records import ToolOptions
+    from oracle_core.plugins.deferred import _option_names
+
+    assert set(ToolOptions.model_fields) == set(_option_names())
