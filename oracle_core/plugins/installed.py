@@ -122,7 +122,7 @@ def _scan(dirs: Sequence[str]) -> tuple[str, set[str]] | None:
             target = os.path.join(full, "entry_points.txt") if is_dir else full
             stamps.append([name, _stamp(target)])
             if is_dir:
-                infos.add(full)
+                infos.add(os.path.normpath(full))  # as the scan's Path(root, child) spells it
         parts.append([entry, stamps])
     text = json.dumps(parts, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest(), infos
@@ -229,7 +229,7 @@ def _check_declared(
     problem = _folder_problem(infos, distribution, record)
     if problem is not None or record is None:
         raise CacheFileError(f"{where} {problem}")
-    info = os.path.dirname(record)
+    info = os.path.dirname(os.path.normpath(record))
     points = declared.get(info)
     if points is None:
         text = metadata.PathDistribution(Path(info)).read_text("entry_points.txt") or ""
@@ -248,7 +248,7 @@ def _folder_problem(infos: set[str], distribution: str, record: str | None) -> s
     ``infos``, a folder named for the distribution."""
     if record is None:
         return "names no metadata folder to check it against"
-    info, file = os.path.split(record)
+    info, file = os.path.split(os.path.normpath(record))
     if info not in infos or file not in ("RECORD", "METADATA", "PKG-INFO"):
         return "names a file outside the distributions on the path"
     folder = os.path.basename(info).lower().rpartition(".")[0].partition("-")[0]

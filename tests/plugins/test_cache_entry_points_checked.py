@@ -104,3 +104,25 @@ def test_an_untouched_cache_is_trusted_without_a_warning(
 
     assert "alpha" in oracle.registry.plugins
     assert _warnings(caplog) == []
+
+
+@pytest.mark.parametrize("spelling", ["{root}/./", "{root}//", "{root}/../site-packages"])
+def test_a_path_spelled_otherwise_is_still_cached_and_trusted(
+    site: SitePackages, caplog: pytest.LogCaptureFixture, spelling: str
+) -> None:
+    site.add("oracle-plugin-alpha", plugin_code("alpha"))
+    entry = spelling.format(root=site.root)
+    for module in site.modules:
+        sys.modules.pop(module, None)
+    Oracle(settings=site.settings(), path=[entry]).close_sync()
+    rows = json.loads(_cache(site).read_text())["sources"]  # written: each row checkable
+
+    with caplog.at_level(logging.WARNING, logger="oracle_core.plugins"):
+        for module in site.modules:
+            sys.modules.pop(module, None)
+        oracle = Oracle(settings=site.settings(), path=[entry])
+    oracle.close_sync()
+
+    assert [row[0] for row in rows] == ["oracle_plugin_alpha"]
+    assert "alpha" in oracle.registry.plugins
+    assert _warnings(caplog) == []
