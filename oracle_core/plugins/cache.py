@@ -30,8 +30,12 @@ format written otherwise (by hand, or by a test) is still read, whole.
 
 The file's name digests the cache format and the versions of oracle-core, pydantic and
 Python, so an upgrade of any starts a new file. Plugins given in code have no
-distribution and are never cached. A file that cannot be read or does not have the
-expected shape is ignored and rewritten; a file that cannot be written is left alone.
+distribution and are never cached. A file that cannot be written is left alone.
+
+The file is checked, not trusted: it is read only as a regular file within a size and a
+depth bound (:mod:`~oracle_core.plugins.cache_read`), and a deferral record only when it
+holds what a deferrable plugin may give (:mod:`~oracle_core.plugins.cache_records`). A file
+or entry that fails is ignored and rewritten with one warning an assembly, never fatal.
 """
 
 from __future__ import annotations
@@ -55,7 +59,16 @@ from oracle_core.authoring.tools.tool import (
     schema_stored,
     tool_fingerprint,
 )
-from oracle_core.plugins.cache_file import CACHE_FORMAT, Span, read_entries, split_line, write_lines
+from oracle_core.plugins.cache_file import (
+    CACHE_FORMAT,
+    MAX_CACHE_BYTES,
+    Span,
+    read_entries,
+    split_line,
+    write_lines,
+)
+from oracle_core.plugins.cache_read import CacheFileError, loads_bounded, open_regular
+from oracle_core.plugins.cache_records import check_record
 from oracle_core.plugins.discovery import PluginSource, normalize
 from oracle_core.plugins.stamps import source_files, stamp
 from oracle_core.values.files import remove_others, replacing
@@ -93,6 +106,7 @@ class StartupCache:
         self._prints: tuple[tuple[Tool, ...], list[str]] = ((), [])
         self._stamps: dict[str, tuple[str, int, int] | None] = {}
         self._keyed: dict[str, list[str]] = {}
+        self._warned = False
 
     def _fingerprints(self, tools: Sequence[Tool]) -> list[str]:
         """Each tool's fingerprint; those of the last tools asked for are computed once.
@@ -185,27 +199,52 @@ class StartupCache:
         if entry is None:
             return None
         record = entry.get("deferred")
+        if record is None:
+            return None  # not deferrable: imported at every start
         text = entry.get("schemas")
         key = entry.get("key")
         if not isinstance(record, dict) or not isinstance(text, str) or not isinstance(key, str):
+            self._distrust(f"the entry of {name} is misshapen")
             return None
         if record.get("version") != source.version or record.get("value") != source.value:
             return None
         files = record.get("files")
         if not isinstance(files, list) or not files:
+            self._distrust(f"the deferral record of {name} names no files")
             return None
         for item in files:
             if not isinstance(item, list) or not item or not isinstance(item[0], str):
+                self._distrust(f"the deferral record of {name} names a file misshapen")
                 return None
             stamp = self._stamp(item[0])
             if stamp is None or list(stamp) != item:
-                return None
+                return None  # the plugin changed since: built again, no warning
+        try:  # what the record says the plugin gives must be what a plugin may give
+            record = {**record, "manifest": check_record(record)}
+        except CacheFileError as error:
+            self._distrust(f"the deferral record of {name}: {error}")
+            return None
         span = self._load().get(name)
         if not isinstance(span, Span):  # a file not written one plugin a line: keep the text
             return record, CachedSchemas(self.path, name, key, text=text)
         found = CachedSchemas(self.path, name, key, offset=span.at)
         self._sources[name] = found  # moved if this assembly rewrites the file
         return record, found
+
+    def _distrust(self, reason: str) -> None:
+        """Note that what the file holds is not what the oracle writes: it is rebuilt at
+        :meth:`save` (one warning an assembly, whatever else is found)."""
+        self._changed = True
+        if self._warned or self._read_only:
+            log.debug("start-up cache %s: %s", self.path, reason)
+            return
+        self._warned = True
+        log.warning(
+            "the start-up cache %s was not trusted (%s): the plugins it described are "
+            "checked again and the file rebuilt",
+            self.path,
+            reason,
+        )
 
     def release(self) -> None:
         """Forget what was read and stamped (it is read again if asked): call it once the
@@ -276,7 +315,11 @@ class StartupCache:
 
     def _load(self) -> dict[str, Span | dict[str, Any]]:
         if self._entries is None:
-            self._entries, self._file = read_entries(self.path)
+            try:
+                self._entries, self._file = read_entries(self.path)
+            except CacheFileError as error:
+                self._entries, self._file = {}, None
+                self._distrust(str(error))
         return self._entries
 
     def _text(self, span: Span) -> bytes:
@@ -294,11 +337,12 @@ class StartupCache:
             entry = self._last[1]
         elif isinstance(entry, Span):
             try:
-                parsed = json.loads(self._text(entry))
-            except (OSError, ValueError):
+                parsed = loads_bounded(self._text(entry))
+            except (OSError, CacheFileError):
                 parsed = None
             if not isinstance(parsed, dict):
-                del entries[name]  # misshapen: as if absent (rewritten when stored again)
+                del entries[name]  # misshapen: as if absent (rewritten at save)
+                self._distrust(f"the entry of {name} is not a JSON object within bounds")
                 return None
             entry = parsed
             self._last = (name, entry)
@@ -342,14 +386,17 @@ class CachedSchemas:
         if self.offset < 0:
             return None
         try:
-            with self.path.open("rb") as handle:
+            handle = open_regular(self.path, MAX_CACHE_BYTES)
+            if handle is None:
+                return None
+            with handle:
                 handle.seek(self.offset)
                 line = handle.readline().decode("utf-8")
             name, text = split_line(line)
             if name != self.name:
                 return None
-            entry = json.loads(text)
-        except (OSError, ValueError, IndexError):
+            entry = loads_bounded(text)
+        except (OSError, ValueError, IndexError):  # CacheFileError is a ValueError
             return None
         if not isinstance(entry, dict) or entry.get("key") != self.key:
             return None
@@ -367,8 +414,10 @@ class CachedSchemas:
             text = entry.get("schemas") if entry is not None else None
             if not isinstance(text, str):
                 raise ValueError(f"the cached schemas of {self.name} changed")
-            parsed = json.loads(text)
-            self._parsed = parsed if isinstance(parsed, list) else []
+            parsed = loads_bounded(text)
+            if not isinstance(parsed, list) or not all(isinstance(s, dict) for s in parsed):
+                raise ValueError(f"the cached schemas of {self.name} are not JSON schemas")
+            self._parsed = parsed
         return self._parsed[index] if index < len(self._parsed) else None
 
     def cache(self) -> StartupCache:

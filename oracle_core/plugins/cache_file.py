@@ -13,8 +13,13 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import IO, Any, BinaryIO, NamedTuple
 
+from oracle_core.plugins.cache_read import CacheFileError, loads_bounded, open_regular
+
 CACHE_FORMAT = 3
 """Raised whenever what an entry means changes: old files are then never read."""
+
+MAX_CACHE_BYTES = 512 * 1024 * 1024
+"""A start-up cache file larger than this is not read (a few KB a plugin)."""
 
 _DECODER = json.JSONDecoder()
 _HEADER = f'{{"format":{CACHE_FORMAT},"plugins":{{\n'.encode()
@@ -72,20 +77,28 @@ def split_line(line: str) -> tuple[Any, str]:
 
 def read_entries(path: Path) -> tuple[dict[str, Span | dict[str, Any]], BinaryIO | None]:
     """The entries of the cache file, each as where its text is, and the open file they
-    are read from; an unreadable or misshapen file counts as empty. A file not written
-    one plugin a line is parsed whole (and is not kept open)."""
-    handle: BinaryIO | None = None
+    are read from; no file, or one of another format, counts as empty. A file not written
+    one plugin a line is parsed whole (and is not kept open).
+
+    Raises:
+        CacheFileError: the file is not one the oracle writes: not a regular file, larger
+            than :data:`MAX_CACHE_BYTES`, nested too deep, cut short or misshapen.
+    """
+    handle = open_regular(path, MAX_CACHE_BYTES)
+    if handle is None:
+        return {}, None
     try:
-        handle = path.open("rb")
         first = handle.readline()
         if first != _HEADER:
             with handle:
-                return _read_whole((first + handle.read()).decode("utf-8")), None
+                return _read_whole(first + handle.read()), None
         return _read_lines(handle, len(first)), handle
-    except (OSError, ValueError, IndexError):
-        if handle is not None:
-            handle.close()
-        return {}, None
+    except CacheFileError:
+        handle.close()
+        raise
+    except (OSError, ValueError, IndexError) as error:
+        handle.close()
+        raise CacheFileError(f"{path.name} is misshapen ({error})") from None
 
 
 def _read_lines(lines: Iterable[bytes], at: int) -> dict[str, Span | dict[str, Any]]:
@@ -109,12 +122,14 @@ def _read_lines(lines: Iterable[bytes], at: int) -> dict[str, Span | dict[str, A
     raise ValueError("the cache file is cut short")
 
 
-def _read_whole(text: str) -> dict[str, Span | dict[str, Any]]:
-    """The entries of a cache file parsed as one JSON document."""
-    data = json.loads(text)
-    if not isinstance(data, dict) or data.get("format") != CACHE_FORMAT:
-        return {}
-    plugins = data.get("plugins")
-    if not isinstance(plugins, dict):
-        return {}
-    return {name: entry for name, entry in plugins.items() if isinstance(entry, dict)}
+def _read_whole(text: bytes) -> dict[str, Span | dict[str, Any]]:
+    """The entries of a cache file parsed as one JSON document (empty when it is of
+    another format: written by another version, not corrupt)."""
+    data = loads_bounded(text)
+    if isinstance(data, dict) and isinstance(data.get("format"), int):
+        if data["format"] != CACHE_FORMAT:
+            return {}
+        plugins = data.get("plugins")
+        if isinstance(plugins, dict):
+            return {name: entry for name, entry in plugins.items() if isinstance(entry, dict)}
+    raise CacheFileError("not a start-up cache")

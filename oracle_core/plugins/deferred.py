@@ -400,7 +400,8 @@ def deferred_plugin(
     """The registry's plugin for a cached ``record``, and its manifest's warnings.
 
     Args:
-        record: what :func:`deferral_record` kept.
+        record: what :func:`deferral_record` kept (its manifest validated already, or
+            its JSON text).
         source: where the plugin comes from.
         config: its configuration (plain: a deferred plugin declares no config model).
         schemas: the cached schema of its ``index``-th tool, read on first need.
@@ -410,7 +411,10 @@ def deferred_plugin(
         ValueError: the record does not have the expected shape (the plugin is then
             imported as before).
     """
-    manifest = PluginManifest.model_validate_json(record["manifest"])
+    given = record["manifest"]  # checked by the cache (cache_records.check_record)
+    manifest = (
+        given if isinstance(given, PluginManifest) else PluginManifest.model_validate_json(given)
+    )
     specs: Sequence[Mapping[str, Any]] = record["tools"]
     tools: list[Tool] = [
         DeferredTool(spec, importer, schemas, index) for index, spec in enumerate(specs)
