@@ -1,0 +1,254 @@
+"""With content tracing off, no text of a run reaches its spans, log lines or metrics
+(issue 38, hole 5): failing runs carry seeded planted strings in the user's message, the
+model's arguments and answers, a tool's result, a tool's exception, a provider error that
+echoes the prompt, an output-validation failure and a middleware's exception, and every span
+the SDK's in-memory exporter holds (name, attributes, events, status, links, resource) is
+searched for them, and so are the run's log line and the Prometheus metrics. With
+``content`` on, they are where docs/observability.md says."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip(
+    "opentelemetry.sdk", reason="OpenTelemetry's SDK is not installed: pip install -e '.[otel]'"
+)
+
+import json
+import logging
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from conftest import MakeOracle
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+from oracle_core import Middleware, ModelRequest, PluginManifest, RunOptions, Tool, hookimpl, tool
+from oracle_core.telemetry.metrics import OracleMetrics
+from oracle_core.telemetry.tracing import TracingObserver
+from oracle_core.testing.openai_server import FakeOpenAI, Reply
+from oracle_core.values.output import OutputSchema
+
+SEEDS = range(3850, 3858)
+SCHEMA = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+
+
+def _planted(rng: random.Random, role: str) -> tuple[str, str]:
+    """A text carrying a fresh marker (the marker survives escaping, cutting and joining)."""
+    marker = f"PLANT{role}{rng.getrandbits(64):016x}"
+    shapes: list[Callable[[], str]] = [
+        lambda: marker,
+        lambda: f"please keep {marker} private",
+        lambda: f'"{marker}"\n\tline two été ✓ {{"json": [1, 2]}}',
+        lambda: "x" * rng.randrange(300, 3000) + f" {marker} " + "y" * rng.randrange(10, 400),
+        lambda: f"{marker}\n" + "\n".join("line" for _ in range(rng.randrange(1, 30))),
+    ]
+    return marker, rng.choice(shapes)()
+
+
+@dataclass
+class Plants:
+    """The planted texts of one run, by where they are planted, and their markers."""
+
+    rng: random.Random
+    texts: dict[str, str] = field(default_factory=dict)
+    markers: dict[str, str] = field(default_factory=dict)
+
+    def __getitem__(self, role: str) -> str:
+        if role not in self.texts:
+            self.markers[role], self.texts[role] = _planted(self.rng, role)
+        return self.texts[role]
+
+
+class _Raising(Middleware):
+    def __init__(self, text: str, on_step: int) -> None:
+        self.text, self.on_step = text, on_step
+
+    async def before_model_call(self, request: ModelRequest) -> ModelRequest | None:
+        if request.step == self.on_step:
+            raise ValueError(self.text)
+        return None
+
+
+class PlantPlugin:
+    """Tools that answer and raise with planted text, and maybe a raising middleware."""
+
+    def __init__(self, plants: Plants, middleware_step: int | None = None) -> None:
+        self.plants, self.middleware_step = plants, middleware_step
+
+    @hookimpl
+    def oracle_manifest(self) -> PluginManifest:
+        return PluginManifest(
+            name="plant", summary="Planted text.", when_to_use=["tests"], visibility="always"
+        )
+
+    @hookimpl
+    def oracle_tools(self) -> list[Tool]:
+        plants = self.plants
+
+        @tool
+        def echo(text: str) -> str:
+            """Answer with the text and a planted result."""
+            return f"{text} {plants['result']}"
+
+        @tool
+        def explode(text: str) -> str:
+            """Raise with a planted message."""
+            raise RuntimeError(f"{plants['raised']} {text}")
+
+        return [echo, explode]
+
+    @hookimpl
+    def oracle_middleware(self) -> list[Middleware]:
+        if self.middleware_step is None:
+            return []
+        return [_Raising(self.plants["middleware"], self.middleware_step)]
+
+
+def _output_failure(plants: Plants) -> tuple[list[Reply], RunOptions | None, int | None]:
+    answers = [json.dumps({"n": plants["answer"]}), json.dumps({"n": plants["answer2"]})]
+    replies = [Reply.call("echo", {"text": plants["argument"]}), *map(Reply.text, answers)]
+    return replies, RunOptions(output=OutputSchema.from_schema(SCHEMA)), None
+
+
+def _provider_echo(plants: Plants) -> tuple[list[Reply], RunOptions | None, int | None]:
+    replies = [
+        Reply.call("explode", {"text": plants["argument"]}),
+        Reply.error(400, f"invalid request: the prompt {plants['user']!r} is refused"),
+    ]
+    return replies, None, None
+
+
+def _middleware(plants: Plants) -> tuple[list[Reply], RunOptions | None, int | None]:
+    replies = [Reply.calls(("echo", {"text": plants["argument"]}), ("explode", {"text": "z"}))]
+    return replies, None, 2
+
+
+SCENARIOS = {"output": _output_failure, "provider": _provider_echo, "middleware": _middleware}
+
+
+@dataclass
+class Outcome:
+    """What one traced run left: its spans, log lines and metrics, and what was planted."""
+
+    plants: Plants
+    error: str | None
+    spans: list[ReadableSpan]
+    logs: str
+    metrics: str
+
+
+async def _traced_run(
+    make_oracle: MakeOracle,
+    fake_openai: FakeOpenAI,
+    caplog: pytest.LogCaptureFixture,
+    scenario: str,
+    seed: int,
+    content: bool,
+) -> Outcome:
+    plants = Plants(random.Random(f"{scenario}-{seed}"))
+    replies, options, middleware_step = SCENARIOS[scenario](plants)
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    metrics = OracleMetrics()
+    metrics.prometheus()
+    oracle = make_oracle(
+        PlantPlugin(plants, middleware_step),
+        observers=[TracingObserver(provider, content=content), metrics],
+    )
+    fake_openai.script(*replies)
+    caplog.clear()
+    with caplog.at_level(logging.DEBUG):
+        result = await oracle.run(f"t-{scenario}-{seed}", plants["user"], options=options)
+    assert result.status == "failed", (scenario, result.status, result.error)
+    logs = "\n".join(
+        f"{r.getMessage()} {r.exc_text or ''} {json.dumps(r.__dict__, default=str)}"
+        for r in caplog.records
+        if r.name == "oracle_core.runs"  # the run's own line (telemetry/run_log.py)
+    )
+    return Outcome(
+        plants,
+        result.error,
+        list(exporter.get_finished_spans()),
+        logs,
+        metrics.prometheus().render("")[0].decode(),
+    )
+
+
+def _whole(span: ReadableSpan) -> str:
+    """Everything the SDK exports of ``span``: name, attributes, events, status, links,
+    resource, scope."""
+    return span.to_json(indent=None)
+
+
+@pytest.mark.parametrize("scenario", sorted(SCENARIOS))
+async def test_no_planted_text_reaches_a_span_a_log_line_or_a_metric_with_content_off(
+    make_oracle: MakeOracle,
+    fake_openai: FakeOpenAI,
+    caplog: pytest.LogCaptureFixture,
+    scenario: str,
+) -> None:
+    for seed in SEEDS:
+        outcome = await _traced_run(make_oracle, fake_openai, caplog, scenario, seed, content=False)
+        assert {s.name.split(" ")[0] for s in outcome.spans} >= {"invoke_agent", "chat"}
+        failed = [s for s in outcome.spans if s.status.status_code.name == "ERROR"]
+        assert failed, [s.name for s in outcome.spans]
+        for span in outcome.spans:
+            whole = _whole(span)
+            for role, marker in outcome.plants.markers.items():
+                assert marker not in whole, (scenario, seed, role, span.name, whole[:2000])
+        run = next(s for s in outcome.spans if s.name.startswith("invoke_agent"))
+        description = run.status.description or ""
+        assert description.split(":")[0].endswith("Error"), description  # the error's type
+        for role, marker in outcome.plants.markers.items():
+            assert marker not in outcome.logs, (scenario, seed, role, outcome.logs[:3000])
+            assert marker not in outcome.metrics, (scenario, seed, role)
+        # The run's own error still says it all: only what is exported is kept content-free.
+        assert outcome.error
+
+
+async def test_a_failed_runs_status_names_its_error_type_and_a_fixed_reason(
+    make_oracle: MakeOracle, fake_openai: FakeOpenAI, caplog: pytest.LogCaptureFixture
+) -> None:
+    expected = {
+        "output": "OutputValidationError: the answer does not fit the output schema",
+        "provider": "ModelError: the model call failed",
+        "middleware": "MiddlewareError: a middleware failed",
+    }
+    for scenario, description in expected.items():
+        descriptions = set()
+        for seed in SEEDS[:3]:
+            outcome = await _traced_run(
+                make_oracle, fake_openai, caplog, scenario, seed, content=False
+            )
+            run = next(s for s in outcome.spans if s.name.startswith("invoke_agent"))
+            descriptions.add(run.status.description)
+        assert descriptions == {description}, scenario
+
+
+@pytest.mark.parametrize("scenario", sorted(SCENARIOS))
+async def test_with_content_on_the_planted_text_is_where_the_docs_say(
+    make_oracle: MakeOracle,
+    fake_openai: FakeOpenAI,
+    caplog: pytest.LogCaptureFixture,
+    scenario: str,
+) -> None:
+    for seed in SEEDS[:3]:
+        outcome = await _traced_run(make_oracle, fake_openai, caplog, scenario, seed, content=True)
+        markers = outcome.plants.markers
+        run = next(s for s in outcome.spans if s.name.startswith("invoke_agent"))
+        attrs = dict(run.attributes or {})
+        assert markers["user"] in str(attrs["gen_ai.input.messages"])
+        tools = [dict(s.attributes or {}) for s in outcome.spans if s.name.startswith("execute")]
+        assert any(markers["argument"] in str(t["gen_ai.tool.call.arguments"]) for t in tools)
+        if "result" in markers:
+            assert any(markers["result"] in str(t["gen_ai.tool.call.result"]) for t in tools)
+        if "raised" in markers:
+            assert any(markers["raised"] in str(t["gen_ai.tool.call.result"]) for t in tools)
+        # The run's error, as the run reports it, is its status description.
+        assert outcome.error is not None
+        assert outcome.error[:200] in (run.status.description or "")
+        assert (run.status.description or "").split(":")[0].endswith("Error")
