@@ -204,6 +204,7 @@ class TracingObserver:
         if run.loads and not isinstance(event, ToolResultEvent | CapabilityLoaded):
             end_loads(run)
         if isinstance(event, ModelCallStarted):
+            run.shown.update(event.tools)
             self._model_call(run, state, event, now)
         elif isinstance(event, UsageEvent):
             if run.model is not None:

@@ -126,7 +126,24 @@ def _middleware(plants: Plants) -> tuple[list[Reply], RunOptions | None, int | N
     return replies, None, 2
 
 
-SCENARIOS = {"output": _output_failure, "provider": _provider_echo, "middleware": _middleware}
+def _meta_tools(plants: Plants) -> tuple[list[Reply], RunOptions | None, int | None]:
+    replies = [
+        Reply.calls(
+            ("search_capabilities", {"queries": [plants["query"]]}),
+            ("load_capability", {"names": [plants["name"][:60], "plant"]}),
+            (plants["tool"][:60].replace(" ", "_"), {"text": plants["argument"]}),
+        ),
+        Reply.error(400, f"invalid request: {plants['user']!r}"),
+    ]
+    return replies, None, None
+
+
+SCENARIOS = {
+    "output": _output_failure,
+    "provider": _provider_echo,
+    "middleware": _middleware,
+    "meta": _meta_tools,
+}
 
 
 @dataclass
