@@ -17,16 +17,30 @@ pytest.importorskip(
 import json
 import logging
 import random
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 
 from conftest import MakeOracle
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from oracle_core import Middleware, ModelRequest, PluginManifest, RunOptions, Tool, hookimpl, tool
+from oracle_core import (
+    Middleware,
+    ModelRequest,
+    PluginManifest,
+    RunOptions,
+    Settings,
+    Tool,
+    hookimpl,
+    tool,
+)
+from oracle_core.errors import OracleError
 from oracle_core.telemetry.metrics import OracleMetrics
+from oracle_core.telemetry.span_content import FAILED, REASONS, failure
 from oracle_core.telemetry.tracing import TracingObserver
 from oracle_core.testing.openai_server import FakeOpenAI, Reply
 from oracle_core.values.output import OutputSchema
@@ -127,12 +141,14 @@ def _middleware(plants: Plants) -> tuple[list[Reply], RunOptions | None, int | N
 
 
 def _meta_tools(plants: Plants) -> tuple[list[Reply], RunOptions | None, int | None]:
+    calls: list[tuple[str, dict[str, Any] | str]] = [
+        ("load_capability", {"names": [plants["name"][:60], "plant"]}),
+        (plants["tool"][:60].replace(" ", "_"), {"text": plants["argument"]}),
+    ]
+    if plants.rng.random() < 0.3:  # the search ranker's set-up is slow: some runs only
+        calls.append(("search_capabilities", {"queries": [plants["query"]]}))
     replies = [
-        Reply.calls(
-            ("search_capabilities", {"queries": [plants["query"]]}),
-            ("load_capability", {"names": [plants["name"][:60], "plant"]}),
-            (plants["tool"][:60].replace(" ", "_"), {"text": plants["argument"]}),
-        ),
+        Reply.calls(*calls),
         Reply.error(400, f"invalid request: {plants['user']!r}"),
     ]
     return replies, None, None
@@ -161,6 +177,7 @@ async def _traced_run(
     make_oracle: MakeOracle,
     fake_openai: FakeOpenAI,
     caplog: pytest.LogCaptureFixture,
+    home: Path,
     scenario: str,
     seed: int,
     content: bool,
@@ -172,9 +189,11 @@ async def _traced_run(
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     metrics = OracleMetrics()
     metrics.prometheus()
+    env = {"ORACLE_HOME": str(home), **({"ORACLE_TRACE_CONTENT": "1"} if content else {})}
     oracle = make_oracle(
         PlantPlugin(plants, middleware_step),
         observers=[TracingObserver(provider, content=content), metrics],
+        settings=Settings.from_env(env),  # the oracle's own run log reads the switch
     )
     fake_openai.script(*replies)
     caplog.clear()
@@ -206,10 +225,15 @@ async def test_no_planted_text_reaches_a_span_a_log_line_or_a_metric_with_conten
     make_oracle: MakeOracle,
     fake_openai: FakeOpenAI,
     caplog: pytest.LogCaptureFixture,
+    tmp_path: Path,
     scenario: str,
 ) -> None:
+    seen: set[str] = set()
     for seed in SEEDS:
-        outcome = await _traced_run(make_oracle, fake_openai, caplog, scenario, seed, content=False)
+        outcome = await _traced_run(
+            make_oracle, fake_openai, caplog, tmp_path, scenario, seed, content=False
+        )
+        seen.update(s.name for s in outcome.spans)
         assert {s.name.split(" ")[0] for s in outcome.spans} >= {"invoke_agent", "chat"}
         failed = [s for s in outcome.spans if s.status.status_code.name == "ERROR"]
         assert failed, [s.name for s in outcome.spans]
@@ -225,10 +249,19 @@ async def test_no_planted_text_reaches_a_span_a_log_line_or_a_metric_with_conten
             assert marker not in outcome.metrics, (scenario, seed, role)
         # The run's own error still says it all: only what is exported is kept content-free.
         assert outcome.error
+    if scenario == "meta":  # every span kind the class means to reach was reached
+        assert {
+            "execute_tool (unknown)",
+            "execute_tool load_capability",
+            "execute_tool search_capabilities",
+        } <= seen, seen
 
 
 async def test_a_failed_runs_status_names_its_error_type_and_a_fixed_reason(
-    make_oracle: MakeOracle, fake_openai: FakeOpenAI, caplog: pytest.LogCaptureFixture
+    make_oracle: MakeOracle,
+    fake_openai: FakeOpenAI,
+    caplog: pytest.LogCaptureFixture,
+    tmp_path: Path,
 ) -> None:
     expected = {
         "output": "OutputValidationError: the answer does not fit the output schema",
@@ -239,7 +272,7 @@ async def test_a_failed_runs_status_names_its_error_type_and_a_fixed_reason(
         descriptions = set()
         for seed in SEEDS[:3]:
             outcome = await _traced_run(
-                make_oracle, fake_openai, caplog, scenario, seed, content=False
+                make_oracle, fake_openai, caplog, tmp_path, scenario, seed, content=False
             )
             run = next(s for s in outcome.spans if s.name.startswith("invoke_agent"))
             descriptions.add(run.status.description)
@@ -251,10 +284,13 @@ async def test_with_content_on_the_planted_text_is_where_the_docs_say(
     make_oracle: MakeOracle,
     fake_openai: FakeOpenAI,
     caplog: pytest.LogCaptureFixture,
+    tmp_path: Path,
     scenario: str,
 ) -> None:
     for seed in SEEDS[:3]:
-        outcome = await _traced_run(make_oracle, fake_openai, caplog, scenario, seed, content=True)
+        outcome = await _traced_run(
+            make_oracle, fake_openai, caplog, tmp_path, scenario, seed, content=True
+        )
         markers = outcome.plants.markers
         run = next(s for s in outcome.spans if s.name.startswith("invoke_agent"))
         attrs = dict(run.attributes or {})
@@ -268,4 +304,44 @@ async def test_with_content_on_the_planted_text_is_where_the_docs_say(
         # The run's error, as the run reports it, is its status description.
         assert outcome.error is not None
         assert outcome.error[:200] in (run.status.description or "")
+        assert outcome.error.splitlines()[0][:200] in outcome.logs  # and the run's log line
         assert (run.status.description or "").split(":")[0].endswith("Error")
+
+
+def _error_types() -> list[type[BaseException]]:
+    """Every error type of oracle_core.errors, and some a plugin or a library may raise."""
+    errors = sys.modules[OracleError.__module__]
+    ours = [v for v in vars(errors).values() if isinstance(v, type) and issubclass(v, Exception)]
+    return [
+        *ours,
+        ValueError,
+        RuntimeError,
+        TimeoutError,
+        KeyError,
+        type("PluginOwnError", (Exception,), {}),
+    ]
+
+
+def test_a_failure_is_described_by_its_type_and_a_fixed_reason_unless_content_is_on() -> None:
+    rng = random.Random(3859)
+    types = _error_types()
+    assert len(types) > 30
+    for _ in range(600):
+        error_type = rng.choice(types)
+        marker, text = _planted(rng, "error")
+        described = failure(error_type, text, content=False)
+        assert marker not in described
+        name, _, reason = described.partition(": ")
+        assert name == error_type.__name__
+        assert reason in {*REASONS.values(), FAILED}
+        assert failure(error_type, text, content=True).startswith(f"{error_type.__name__}: ")
+        assert marker in failure(error_type, text[:16_000], content=True)
+    assert failure(None, "text", content=False) == FAILED
+    # A subclass without a reason of its own is described by its nearest base's.
+    limit = next(t for t in types if t.__name__ == "OutputLimitError")
+    assert failure(limit, "x", False) == f"OutputLimitError: {REASONS['OutputLimitError']}"
+    budget = next(t for t in types if t.__name__ == "BudgetExceededError")
+    assert (
+        failure(type("Spent", (budget,), {}), "x", False)
+        == f"Spent: {REASONS['BudgetExceededError']}"
+    )
