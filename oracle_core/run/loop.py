@@ -126,6 +126,7 @@ class Run:
             record = state.record  # the first step may have taken the saved record
             if record.status == "running":  # a run that finished stays finished
                 record.status, record.error = "failed", str(error)
+                state.error_type = type(error)
             if not state.started:
                 started = RunStarted(record.id, state.thread_id)
                 observe(deps.registry, state, started)
@@ -183,6 +184,7 @@ class Run:
                 log.exception("run %s failed", state.record.id)
             state.record.status = "failed"
             state.record.error = str(error)
+            state.error_type = type(error)
             try:
                 await save(deps, state, unanswered(state, error))
             except Exception:

@@ -52,6 +52,8 @@ class RunState:
         failed_observers: the observers that failed on this run (left out of its rest).
         notes: what observers keep of this run between its events (each its own key).
         pending_usage: usage-ledger rows saved with the run's next step (one write).
+        error_type: the type of the exception that failed the run (what traces and logs
+            name of a failure without its text, which may quote the run's content).
         steps_from: the step its step limit counts from (``None``: its next one; a run
             resumed after its process ended counts from its first, 1).
     """
@@ -79,6 +81,7 @@ class RunState:
     notes: dict[str, Any] = field(default_factory=dict)
     pending_usage: list[UsageEntry] = field(default_factory=list)
     steps_from: int | None = None
+    error_type: type[BaseException] | None = None
 
     @classmethod
     def new(

@@ -25,8 +25,8 @@ def default_observers(
     from oracle_core.telemetry.run_log import RunLog
     from oracle_core.telemetry.tracing import TracingObserver, content_wanted
 
-    tracing = TracingObserver(content=content_wanted(settings.env))
-    observers: list[RunObserver] = [tracing, RunLog()]
+    content = content_wanted(settings.env)  # an error's text is content, in logs too
+    observers: list[RunObserver] = [TracingObserver(content=content), RunLog(content=content)]
     if metrics is not None:  # the oracle's own (telemetry/metrics.py): its GET /metrics counts
         observers.append(metrics)
     return observers

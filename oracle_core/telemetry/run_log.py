@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from oracle_core.telemetry.log_context import RUN_ID, THREAD_ID
+from oracle_core.telemetry.span_content import failure
 from oracle_core.values.events import RunFinished, RunStarted
 
 if TYPE_CHECKING:
@@ -50,8 +51,17 @@ class RunLog:
     The line's message reads ``run R on thread T completed in 1.20 s, 410 tokens (380
     prompt + 30 completion)``; its record also carries ``thread_id``, ``run_id``,
     ``status``, ``duration_seconds``, ``prompt_tokens``, ``completion_tokens`` and
-    ``total_tokens`` (``--log-format json`` writes each as a field).
+    ``total_tokens`` (``--log-format json`` writes each as a field). A failed run's line
+    ends with its error's type and a fixed reason, or with ``content`` on
+    (``ORACLE_TRACE_CONTENT``) the first line of its error: an error's text may quote the
+    run's content (a provider echoing the prompt, an output check quoting the answer).
+
+    Args:
+        content: end a failed run's line with its error's text.
     """
+
+    def __init__(self, *, content: bool = False) -> None:
+        self.content = content
 
     def observe(self, registry: Registry, state: RunState, event: Event) -> None:
         """Set the ids on :class:`RunStarted`; log the run and reset them on :class:`RunFinished`."""
@@ -62,16 +72,17 @@ class RunLog:
         elif isinstance(event, RunFinished):
             started = state.notes.pop(NOTES_KEY, None)
             seconds = None if started is None else time.monotonic() - started.at
-            _log_finished(state.thread_id, event, seconds)
+            error = failure(state.error_type, event.error, self.content) if event.error else ""
+            _log_finished(state.thread_id, event, seconds, error)
             if started is not None:
                 _reset(started)
 
 
-def _log_finished(thread_id: str, event: RunFinished, seconds: float | None) -> None:
+def _log_finished(thread_id: str, event: RunFinished, seconds: float | None, error: str) -> None:
     usage = event.usage
     took = "" if seconds is None else f" in {seconds:.2f} s"
     estimated = ", estimated" if usage.estimated else ""
-    lines = (event.error or "").strip().splitlines()
+    lines = error.strip().splitlines()
     error = f": {lines[0][:300]}" if lines else ""
     log.log(
         logging.WARNING if event.status == "failed" else logging.INFO,

@@ -43,6 +43,9 @@ class Segment:
         tool_names: the tool each open call is of, by call id.
         loads: load spans waiting for their ``capability_loaded``, with their end time.
         waits: the open ``wait`` spans.
+        shown: the tool names the segment's model calls were shown (a call of a tool the
+            oracle does not know is named in a span only with content on: the name is the
+            model's text).
         tracer: the tracer the segment's spans are made with.
     """
 
@@ -54,6 +57,7 @@ class Segment:
     tool_names: dict[str, str] = field(default_factory=dict)
     loads: list[tuple[Span, int]] = field(default_factory=list)
     waits: list[Span] = field(default_factory=list)
+    shown: set[str] = field(default_factory=set)
     tracer: Tracer | None = None
 
     def tracer_of(self) -> Tracer:

@@ -4,11 +4,17 @@ Message and argument content is recorded only when ``ORACLE_TRACE_CONTENT`` is o
 default); connection secrets never are (a tool's credential is a
 :class:`~oracle_core.authoring.secrets.Secret`, whose text is a mask). One content
 attribute holds at most :data:`CONTENT_LIMIT` characters.
+
+An error's text is content too: a provider's error may echo the prompt, an output check
+quotes the model's answer, a tool or a middleware raises with what it was given. With content
+off, a failure is described by :func:`failure` as its error's type and a fixed reason.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any
 
 CONTENT_VARIABLE = "ORACLE_TRACE_CONTENT"
@@ -41,3 +47,43 @@ def content_wanted(env: Any) -> bool:
     from oracle_core.settings.reading import env_flag
 
     return env_flag(env, CONTENT_VARIABLE)
+
+
+REASONS: Mapping[str, str] = MappingProxyType(
+    {
+        "OutputLimitError": "the answer is past a bound of the output check",
+        "OutputValidationError": "the answer does not fit the output schema",
+        "OutputSchemaError": "the output schema was refused",
+        "EmptyReplyError": "the model sent an empty reply",
+        "ModelError": "the model call failed",
+        "BudgetExceededError": "a budget is spent",
+        "UsageLimitExceeded": "a usage limit of the run was reached",
+        "RunLimitError": "a limit of the run was reached",
+        "MiddlewareError": "a middleware failed",
+        "ToolArgumentsError": "a tool call's arguments were refused",
+        "ToolResultsError": "the tool results given were refused",
+        "ClientToolError": "a client tool was refused",
+        "ToolError": "a tool failed",
+        "ThreadBusyError": "the thread is busy",
+        "ThreadConflictError": "another writer changed the thread",
+        "ThreadWaitingError": "the thread waits on an operation",
+        "TimeoutError": "the run ran out of time",
+    }
+)
+"""The fixed reason of a failure by the name of its error's class (or of a base class)."""
+
+FAILED = "the run failed"
+"""The reason of a failure whose error's type has none of its own in :data:`REASONS`."""
+
+
+def failure(error_type: type[BaseException] | None, error: str | None, content: bool) -> str:
+    """How a span or a log line describes a failure: ``Type: reason`` with content off
+    (``OutputValidationError: the answer does not fit the output schema``), never the
+    error's text, which may quote the run's content; ``Type: text`` (capped) with it on."""
+    name = error_type.__name__ if error_type is not None else ""
+    if content and error:
+        return capped(f"{name}: {error}" if name else error)
+    if error_type is None:
+        return FAILED
+    reason = next((REASONS[c.__name__] for c in error_type.__mro__ if c.__name__ in REASONS), None)
+    return f"{name}: {reason or FAILED}"

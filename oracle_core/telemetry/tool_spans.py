@@ -35,25 +35,43 @@ def tool_called(
     run: Segment, registry: Registry, event: ToolCallEvent, now: int, content: bool
 ) -> None:
     """Open the span of the call ``event`` (with its arguments when ``content`` is on)."""
-    run.tools[event.id] = tool_span(run, registry, event.id, event.name, now)
+    run.tools[event.id] = tool_span(run, registry, event.id, event.name, now, content)
     span = run.tools[event.id]
     arguments = parsed(event.arguments) if event.name in (_SEARCH, _LOAD) else None
     if isinstance(arguments, dict):
         if event.name == _SEARCH and isinstance(arguments.get("queries"), list):
             span.set_attribute("oracle.capabilities.queries", len(arguments["queries"]))
         if event.name == _LOAD and isinstance(arguments.get("names"), list):
-            asked = [n for n in arguments["names"] if isinstance(n, str)]
+            asked = [
+                n
+                for n in arguments["names"]
+                if isinstance(n, str) and (content or n in registry.plugins)
+            ]
             span.set_attribute("oracle.capabilities.requested", asked[:64])
     if content:
         span.set_attribute("gen_ai.tool.call.arguments", capped(event.arguments))
 
 
-def tool_span(run: Segment, registry: Registry, call_id: str, name: str, now: int) -> Span:
+UNKNOWN_TOOL = "(unknown)"
+"""The tool name a span gives a call of a tool the oracle does not know, with content off."""
+
+
+def shown_name(run: Segment, registry: Registry, name: str, content: bool) -> str:
+    """``name`` as a span may carry it: the oracle's own tool names (its plugins', the
+    meta-tools', any shown to the model), else :data:`UNKNOWN_TOOL` unless ``content``."""
+    known = name in registry.tools or name in _META_TOOL_NAMES or name in run.shown
+    return name if known or content else UNKNOWN_TOOL
+
+
+def tool_span(
+    run: Segment, registry: Registry, call_id: str, name: str, now: int, content: bool
+) -> Span:
     """A started ``execute_tool`` span of the call ``call_id`` of tool ``name``."""
     bound = registry.tools.get(name)
+    shown = shown_name(run, registry, name, content)
     attributes: dict[str, Any] = {
         "gen_ai.operation.name": "execute_tool",
-        "gen_ai.tool.name": name,
+        "gen_ai.tool.name": shown,
         "gen_ai.tool.call.id": call_id,
         "gen_ai.tool.type": "function",
     }
@@ -66,7 +84,7 @@ def tool_span(run: Segment, registry: Registry, call_id: str, name: str, now: in
         attributes["oracle.plugin.name"] = CORE_PLUGIN_NAME
     run.tool_names[call_id] = name
     return run.tracer_of().start_span(
-        f"execute_tool {name}",
+        f"execute_tool {shown}",
         context=run.context,
         kind=SpanKind.INTERNAL,
         attributes=attributes,
@@ -81,14 +99,17 @@ def tool_answered(
     at its ``capability_loaded``: see :func:`end_loads`)."""
     span = run.tools.pop(event.id, None)
     if span is None:  # a resumed run answers the call that waited: its call came before
-        span = tool_span(run, registry, event.id, event.name, now)
+        span = tool_span(run, registry, event.id, event.name, now, content)
         span.set_attribute("oracle.tool.resumed", True)
     run.tool_names.pop(event.id, None)
     if event.refused:
         outcome = "refused"
         span.add_event(
             "oracle.gate.refused",
-            {"gen_ai.tool.name": event.name, "gen_ai.tool.call.id": event.id},
+            {
+                "gen_ai.tool.name": shown_name(run, registry, event.name, content),
+                "gen_ai.tool.call.id": event.id,
+            },
             timestamp=now,
         )
     elif event.is_error:

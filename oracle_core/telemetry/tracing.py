@@ -27,7 +27,9 @@ segment that waited when this oracle saw it.
 Nothing is done without an SDK: while no tracer provider is configured (the API's proxy or
 no-op provider) a run costs one type check at its start and one dict lookup per event.
 Message and argument content is recorded only when ``content`` is on
-(``ORACLE_TRACE_CONTENT=1``); connection secrets never are (a tool's credential is a
+(``ORACLE_TRACE_CONTENT=1``), and so is an error's text: with content off a failed run's
+status is its error's type and a fixed reason (see
+:mod:`~oracle_core.telemetry.span_content`); connection secrets never are (a tool's credential is a
 :class:`~oracle_core.authoring.secrets.Secret`, whose text is a mask).
 
 This module holds the observer, its runs and its model calls; the rest is beside it, one
@@ -76,6 +78,7 @@ from oracle_core.telemetry.span_content import (
     CONTENT_VARIABLE,
     as_json,
     content_wanted,
+    failure,
 )
 from oracle_core.telemetry.tool_spans import end_loads, tool_answered, tool_called
 from oracle_core.telemetry.wait_spans import operation_updated, waited
@@ -201,6 +204,7 @@ class TracingObserver:
         if run.loads and not isinstance(event, ToolResultEvent | CapabilityLoaded):
             end_loads(run)
         if isinstance(event, ModelCallStarted):
+            run.shown.update(event.tools)
             self._model_call(run, state, event, now)
         elif isinstance(event, UsageEvent):
             if run.model is not None:
@@ -273,7 +277,7 @@ class TracingObserver:
 
     def _finished(self, run: Segment, state: RunState, event: RunFinished, now: int) -> None:
         failed = event.status == "failed"
-        error = event.error or "the run failed"
+        error = failure(state.error_type, event.error, self.content)  # no content unless on
         if run.model is not None:  # the model call never answered
             run.model.attributes["error.type"] = "model_call_failed" if failed else event.status
             self._emit(run, run.model, now, Status(StatusCode.ERROR, error) if failed else None)
