@@ -186,10 +186,19 @@ async def test_plugin_model_calls_from_startup_middleware_and_tools_are_in_the_l
         thread, user = f"t-{seed}", f"user-{seed}"
         result = await oracle.run(thread, "write it down", user_id=user)
         entries = await store.usage()
+        by_plugin, _ = await store.usage_summary(by="plugin")
     finally:
         await oracle.close()
 
     assert result.status == "completed", result.error
+    made = counts.startup + 2 * counts.middleware + counts.tool
+    scribe_usage = next(g for g in by_plugin if g.key == "scribe")
+    assert (scribe_usage.model_calls, scribe_usage.prompt_tokens, scribe_usage.tool_calls) == (
+        made,
+        made * PLUGIN_USAGE[0],
+        1,
+    )
+    assert scribe_usage.runs == 1  # calls made outside a run are no run
     run = result.run_id
     assert plugin_rows(entries) == Counter(
         {
@@ -271,6 +280,7 @@ def test_a_routes_model_calls_are_in_the_ledger_and_refused_past_a_budget(
         left = limit - counts.startup - counts.route * asks
         over = _get(f"{base}/plugins/scribe/ask")["said"]
         health = urllib.request.urlopen(f"{base}/health", timeout=30).status
+        listed = _get(f"{base}/usage?by=plugin")
 
     entries = asyncio.run(SQLiteCheckpointer(tmp_path / "oracle.db").usage())
     assert said == [f"made {counts.route}"] * asks
@@ -282,3 +292,5 @@ def test_a_routes_model_calls_are_in_the_ledger_and_refused_past_a_budget(
     assert health == 200
     made = counts.startup + counts.route * asks + min(left, counts.route)
     assert plugin_rows(entries) == Counter({("scribe", "", "", "default", *PLUGIN_USAGE): made})
+    shown = {g["key"]: (g["model_calls"], g["total_tokens"], g["runs"]) for g in listed["groups"]}
+    assert shown == {"scribe": (made, made * sum(PLUGIN_USAGE), 0)}
