@@ -52,6 +52,7 @@ class Counts:
     middleware: int = 0
     tool: int = 0
     route: int = 0
+    streamed: bool = False  # through ``model.stream`` instead of ``model.complete``
 
 
 def plugin_request(i: int) -> ModelRequest:
@@ -102,7 +103,11 @@ class Scribe:
         made = 0
         for i in range(n):
             try:
-                await oracle.model.complete(plugin_request(i))
+                if self.counts.streamed:
+                    pieces = [p async for p in oracle.model.stream(plugin_request(i))]
+                    assert isinstance(pieces[-1], ModelResponse)
+                else:
+                    await oracle.model.complete(plugin_request(i))
             except BudgetExceededError as error:
                 self.refusals.append(str(error))
                 return f"made {made}, refused: {error}"
@@ -173,7 +178,10 @@ async def test_plugin_model_calls_from_startup_middleware_and_tools_are_in_the_l
     budgeted: bool,
 ) -> None:
     rng = random.Random(seed)
-    counts = Counts(startup=rng.randint(1, 3), middleware=rng.randint(1, 3), tool=rng.randint(1, 3))
+    counts = Counts(
+        startup=rng.randint(1, 3), middleware=rng.randint(1, 3), tool=rng.randint(1, 3),
+        streamed=rng.random() < 0.5,
+    )  # fmt: skip
     fake_openai.respond_with(answer)
     scribe = Scribe(counts)
     roomy = "user_day_requests = 1000\nthread_day_tokens = 1000000" if budgeted else ""
@@ -227,7 +235,7 @@ async def test_a_spent_budget_refuses_a_tools_model_call_and_then_the_run(
 ) -> None:
     limit = random.Random(seed).randint(2, 7)
     fake_openai.respond_with(answer)
-    scribe = Scribe(Counts(tool=12))
+    scribe = Scribe(Counts(tool=12, streamed=seed % 2 == 1))
     store = store_of()
     oracle = Oracle(
         [scribe], entry_points=False, model=fake_openai.model(), checkpointer=store,
@@ -263,7 +271,7 @@ def test_a_routes_model_calls_are_in_the_ledger_and_refused_past_a_budget(
     fake_openai: FakeOpenAI, tmp_path: Path, seed: int
 ) -> None:
     rng = random.Random(seed)
-    counts = Counts(startup=rng.randint(1, 2), route=rng.randint(1, 3))
+    counts = Counts(startup=rng.randint(1, 2), route=rng.randint(1, 3), streamed=seed % 2 == 1)
     asks = rng.randint(1, 3)
     limit = counts.startup + counts.route * asks + rng.randint(0, 2)  # then spent
     fake_openai.respond_with(answer)
