@@ -25,12 +25,15 @@ from oracle_core.authoring.manifest import ManifestWarning, PluginManifest, Visi
 from oracle_core.errors import PluginConflictError, PluginError
 from oracle_core.plugins.core_tools import META_TOOL_NAMES
 from oracle_core.plugins.registry import Plugin, Registry
+from oracle_core.run.plugin_calls import CallScope, MeteredModel, PluginMeter
 from oracle_core.values.messages import function_definition
 from oracle_core.values.threads import ThreadState, ThreadSummary
 
 if TYPE_CHECKING:
+    from oracle_core.authoring.context import ToolContext
     from oracle_core.authoring.parts import ModelView
     from oracle_core.authoring.secrets import Secret
+    from oracle_core.models.base import Model
     from oracle_core.settings import Settings
     from oracle_core.store.base import Checkpointer
     from oracle_core.values.events import Event
@@ -50,7 +53,7 @@ class Running(Protocol):
     def checkpointer(self) -> Checkpointer: ...
 
     @property
-    def model(self) -> ModelView: ...
+    def model(self) -> Model: ...
 
     def plugin_state(self, plugin: str) -> dict[str, Any]: ...
 
@@ -164,10 +167,21 @@ class RegistryInfo:
 class RegistryViews:
     """The view of an oracle's registry as it is now, made once per registry and shared by
     the oracle's handles (a registry is immutable; the oracle swaps in a new one when a
-    plugin's tools change). It holds no reference to the oracle."""
+    plugin's tools change), and the meter of their model calls (one price table per
+    oracle). It holds no reference to the oracle."""
 
     def __init__(self) -> None:
         self._last: tuple[Registry, RegistryInfo] | None = None
+        self._meter: PluginMeter | None = None
+
+    def meter(self, oracle: Running) -> PluginMeter:
+        """The meter of the plugins' model calls of ``oracle`` (made on first use)."""
+        if self._meter is None:
+            from oracle_core.models.cost import PriceTable
+
+            settings = oracle.settings
+            self._meter = PluginMeter(oracle.checkpointer, settings.budgets(), PriceTable())
+        return self._meter
 
     def of(self, registry: Registry) -> RegistryInfo:
         """The view of ``registry`` (made on first use)."""
@@ -213,18 +227,33 @@ class PluginHandle:
         views: where the registry's views are kept (the oracle's own; default: a new one).
     """
 
-    __slots__ = ("_oracle", "_plugin", "_views")
+    __slots__ = ("_oracle", "_plugin", "_scope", "_views")
 
     def __init__(
-        self, oracle: Running, plugin: str | None = None, *, views: RegistryViews | None = None
+        self,
+        oracle: Running,
+        plugin: str | None = None,
+        *,
+        views: RegistryViews | None = None,
+        scope: CallScope | None = None,
     ) -> None:
         self._oracle = oracle
         self._plugin = plugin
         self._views = views if views is not None else RegistryViews()
+        self._scope = scope
 
     def for_plugin(self, plugin: str) -> PluginHandle:
         """The handle of the same oracle given to ``plugin``'s hooks (sharing its views)."""
         return PluginHandle(self._oracle, plugin, views=self._views)
+
+    def for_call(self, context: ToolContext) -> PluginHandle:
+        """The handle a tool call gets (``context``'s): its model calls are put down to the
+        call's plugin, run, thread and user."""
+        scope = CallScope(
+            context.plugin, context.run_id or "", context.thread_id if context.run_id else "",
+            context.user_id,
+        )  # fmt: skip
+        return PluginHandle(self._oracle, context.plugin, views=self._views, scope=scope)
 
     @property
     def settings(self) -> Settings:
@@ -247,8 +276,11 @@ class PluginHandle:
 
     @property
     def model(self) -> ModelView:
-        """The model runs talk to, for a plugin's own model calls."""
-        return self._oracle.model
+        """The model runs talk to, for a plugin's own model calls: each call is in the usage
+        ledger, put down to this handle's plugin (and the run it is made in), and spends
+        from the budgets (run/plugin_calls.py)."""
+        meter = self._views.meter(self._oracle)
+        return MeteredModel(self._oracle.model, meter, self._plugin or "", self._scope)
 
     @property
     def own(self) -> Plugin | None:

@@ -50,8 +50,10 @@ class ToolContext:
             to have it typed), else a mapping of the values.
         user_id: who the run acts for (``"default"`` on the CLI).
         oracle: the running oracle, as a :class:`ToolHost` (settings, ``plugin_state``; in a
-            run it is the whole :class:`~oracle_core.OracleHandle`); ``None`` when a tool is
-            called outside an oracle.
+            run it is the whole :class:`~oracle_core.OracleHandle`, bound to this call: its
+            ``model``'s calls are in the usage ledger under this plugin, run, thread and
+            user, and spend from their budgets); ``None`` when a tool is called outside an
+            oracle.
         cancellation: set when the call has been abandoned (it timed out, or the run was
             cancelled). A sync tool that loops or waits should check :attr:`cancelled`
             (or wait on this event) and return early: Python cannot stop a thread, so a
@@ -72,6 +74,14 @@ class ToolContext:
     credentials: Mapping[str, Secret | None] = field(
         default_factory=dict, repr=False, compare=False
     )
+
+    def __post_init__(self) -> None:
+        # The oracle's handle binds to this call, so the tool's own model calls
+        # (``oracle.model``) are put down to its plugin, run, thread and user in the usage
+        # ledger and spend from their budgets (run/plugin_calls.py).
+        bind = getattr(self.oracle, "for_call", None)
+        if callable(bind):
+            object.__setattr__(self, "oracle", bind(self))
 
     @property
     def cancelled(self) -> bool:

@@ -99,7 +99,12 @@ class ThreadStore(Protocol):
 
 
 class ModelView(Protocol):
-    """The model the oracle's runs talk to, for a plugin's own model calls."""
+    """The model the oracle's runs talk to, for a plugin's own model calls.
+
+    A handle's model puts each call in the usage ledger under the plugin (and the run it is
+    made in) and holds it to the budgets: a spent one raises
+    :class:`~oracle_core.errors.BudgetExceededError` before the call (docs/usage.md).
+    """
 
     @property
     def name(self) -> str:

@@ -61,6 +61,7 @@ GUARDED_MODULES = (
     "oracle_core.run.guards",  # usage limits and budgets: a run stopped before it spends
     "oracle_core.run.usage_limits",  # requests, tokens, tool calls and cost of one run
     "oracle_core.run.budgets",  # budgets per user and thread, across processes
+    "oracle_core.run.plugin_calls",  # plugins' own model calls: in the ledger, under budgets
     "oracle_core.run.loop",
     "oracle_core.run.saving",  # the loop's saving and waiting, moved out of run.loop
     "oracle_core.run.turn",  # a new run's opening, moved out of run.loop

@@ -34,6 +34,7 @@ import contextlib
 import logging
 import time
 from collections.abc import Callable, Sequence
+from contextvars import ContextVar
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -50,7 +51,24 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("oracle_core.run")
 
-__all__ = ["Budget", "BudgetGuard", "Budgets", "budget_guard", "spent_in", "window_start"]
+__all__ = [
+    "IN_RUN",
+    "Budget",
+    "BudgetGuard",
+    "Budgets",
+    "budget_guard",
+    "check_budgets",
+    "lease_key",
+    "spent_in",
+    "take_key",
+    "window_start",
+]
+
+IN_RUN: ContextVar[tuple[RunState, bool] | None] = ContextVar("oracle_budget_run", default=None)
+"""The run whose model call or tool calls are under way in this context, and whether it
+holds its budget keys now (set by :class:`BudgetGuard`; read by run/plugin_calls.py to
+name the run a plugin's own model call is made in). A run that ended leaves its value, so
+readers check that its status is still ``running``."""
 # Budget and Budgets are read and checked with the settings (settings/budgets.py).
 
 
@@ -72,9 +90,51 @@ def window_start(window: str, now: float) -> float:
     return calendar.timegm(start.timetuple())
 
 
-def _lease_key(scope: str, key: str) -> str:
+def lease_key(scope: str, key: str) -> str:
+    """The lease of budget key ``key`` of ``scope`` (``user`` or ``thread``)."""
     # NULs keep it apart from every thread id a person would write.
     return f"\x00budget\x00{scope}\x00{key}"
+
+
+async def take_key(store: Any, lease: str, owner: str, hold: float, wait: float) -> None:
+    """Take budget lease ``lease`` for ``owner``, waiting up to ``wait`` seconds.
+
+    Raises:
+        RunLimitError: another run or call held it all that time.
+    """
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + wait
+    pause = 0.01
+    while not await store.acquire(lease, owner, hold):
+        left = deadline - loop.time()
+        if left <= 0:
+            scope, key = lease.split("\x00")[2:4]
+            raise RunLimitError(
+                f"the {scope} budget of {key!r} was held by another run (in this or "
+                f"another process) for the {wait:g} s a run may wait; try again, "
+                "or raise [budgets] hold_seconds if model calls take that long"
+            )
+        await asyncio.sleep(min(pause, left))
+        pause = min(pause * 2, 0.2)  # a waiter keeps its place in the queue by trying
+
+
+async def check_budgets(
+    store: Any, budgets: Budgets, now: float, user_id: str, thread_id: str | None
+) -> None:
+    """Raise :class:`BudgetExceededError` when ``user_id`` (or ``thread_id``; ``None``: no
+    thread, so no thread budget applies) has spent a budget in its window holding ``now``."""
+    for budget in budgets.budgets:
+        key = user_id if budget.scope == "user" else thread_id
+        if key is None:
+            continue
+        since = window_start(budget.window, now)
+        if budget.scope == "user":
+            spent = await store.spent(since=since, user_id=key)
+        else:
+            spent = await store.spent(since=since, thread_id=key)
+        figure = spent_in(budget, spent)
+        if figure >= budget.limit:
+            raise _exceeded(budget, key, figure)
 
 
 class BudgetGuard:
@@ -137,6 +197,7 @@ class BudgetGuard:
     async def before_model(self, state: RunState, step: int) -> None:
         """Wait for the run's budget keys, then stop the run if a budget is spent."""
         if not self.budgets.budgets:
+            IN_RUN.set((state, False))
             return
         await self._let_go_of_ended()
         if any(b.measure == "cost" for b in self.budgets.budgets):
@@ -145,21 +206,16 @@ class BudgetGuard:
         keys = self._keys(state)
         try:
             for scope, key in sorted(keys):
-                await self._take(state, _lease_key(scope, key))
-            now = self._clock()
-            for budget in self.budgets.budgets:
-                key = state.user_id if budget.scope == "user" else state.thread_id
-                since = window_start(budget.window, now)
-                if budget.scope == "user":
-                    spent = await self.store.spent(since=since, user_id=key)
-                else:
-                    spent = await self.store.spent(since=since, thread_id=key)
-                figure = spent_in(budget, spent)
-                if figure >= budget.limit:
-                    raise _exceeded(budget, key, figure)
+                await self._take(state, lease_key(scope, key))
+            await check_budgets(
+                self.store, self.budgets, self._clock(), state.user_id, state.thread_id
+            )
         except BaseException:
             await self._let_go(state)
             raise
+        # The run's own middleware and tools make their model calls under these keys
+        # (run/plugin_calls.py): while the run holds them, such a call checks but takes none.
+        IN_RUN.set((state, bool(keys)))
 
     async def _note(self, state: RunState, entries: list[UsageEntry]) -> None:
         """Put ``entries`` in the ledger: at once while a budget is set (its check in
@@ -188,10 +244,13 @@ class BudgetGuard:
             )
             await self._note(state, [entry])
         finally:
+            IN_RUN.set((state, False))
             await self._let_go(state)
 
     async def before_tools(self, state: RunState, calls: Sequence[ToolCall]) -> None:
-        """Tool calls spend from no budget: nothing to check."""
+        """Tool calls spend from no budget: nothing to check (a tool's own model calls do,
+        run/plugin_calls.py); the run holds no budget key while they run."""
+        IN_RUN.set((state, False))
 
     async def after_tools(self, state: RunState, results: Sequence[ToolResult]) -> None:
         """Note each tool call in the ledger."""
@@ -235,21 +294,7 @@ class BudgetGuard:
         )
 
     async def _take(self, state: RunState, lease: str) -> None:
-        owner = state.record.id
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + self._wait
-        pause = 0.01
-        while not await self.store.acquire(lease, owner, self.budgets.hold):
-            left = deadline - loop.time()
-            if left <= 0:
-                scope, key = lease.split("\x00")[2:4]
-                raise RunLimitError(
-                    f"the {scope} budget of {key!r} was held by another run (in this or "
-                    f"another process) for the {self._wait:g} s a run may wait; try again, "
-                    "or raise [budgets] hold_seconds if model calls take that long"
-                )
-            await asyncio.sleep(min(pause, left))
-            pause = min(pause * 2, 0.2)  # a waiter keeps its place in the queue by trying
+        await take_key(self.store, lease, state.record.id, self.budgets.hold, self._wait)
         task = asyncio.current_task()
         self._held[lease] = (state, task)
         if task is not None and task not in self._watched:

@@ -32,12 +32,14 @@ class UsageEntry:
     Attributes:
         at: when it ended (seconds since the epoch).
         kind: ``"model"`` or ``"tool"``.
-        run_id: the run that made it.
-        thread_id: the run's thread.
-        user_id: who the run acted for.
+        run_id: the run that made it (``""``: a plugin's model call made outside any run).
+        thread_id: the run's thread (``""`` likewise).
+        user_id: who the run acted for (outside a run: ``"default"``).
         model: the model called (a tool call: the run's model).
         tool: the tool called (``""`` for a model call).
-        plugin: the tool's plugin (``""`` for a model call or a core meta-tool).
+        plugin: the tool's plugin, or the plugin that made a model call itself
+            (``oracle.model`` of its handle); ``""`` for a run's model call or a core
+            meta-tool.
         prompt_tokens: a model call's prompt tokens.
         completion_tokens: a model call's completion tokens.
         cost: a model call's cost in US dollars; ``None`` when the model has no known price.
@@ -104,8 +106,9 @@ class UsageGroup:
 
     def add(self, entry: UsageEntry) -> None:
         """Count ``entry`` (a model call's tokens and cost, or a tool call) in the group."""
-        self._run_ids.add(entry.run_id)
-        self.runs = len(self._run_ids)
+        if entry.run_id:  # a plugin's model call made outside any run has none
+            self._run_ids.add(entry.run_id)
+            self.runs = len(self._run_ids)
         if entry.kind == "model":
             self.model_calls += 1
             self.prompt_tokens += entry.prompt_tokens
@@ -187,14 +190,15 @@ def spent_of(entries: Iterable[UsageEntry]) -> Spent:
 def summarize(entries: Iterable[UsageEntry], by: Grouping) -> list[UsageGroup]:
     """The entries grouped by user, thread, model or plugin, biggest token use first.
 
-    Grouped by plugin, model calls fall in no plugin's group (only tool calls do), so
-    tokens there are zero: a model call serves every plugin of its request at once.
+    Grouped by plugin, a run's model calls fall in no plugin's group (only tool calls and
+    a plugin's own model calls do): a run's model call serves every plugin of its request
+    at once.
     """
     if by not in GROUPINGS:
         raise ValueError(f"usage cannot be grouped by {by!r}: use one of {', '.join(GROUPINGS)}")
     groups: dict[str, UsageGroup] = {}
     for entry in entries:
-        if by == "plugin" and entry.kind == "model":
+        if by == "plugin" and entry.kind == "model" and not entry.plugin:
             continue
         key = {
             "user": entry.user_id,
@@ -225,7 +229,7 @@ SUMS = (
     "sum(CASE WHEN kind = 'model' AND cost IS NULL THEN 1 ELSE 0 END), "
     "sum(CASE WHEN kind = 'model' THEN 1 ELSE 0 END), "
     "sum(CASE WHEN kind = 'tool' THEN 1 ELSE 0 END), "
-    "sum(CASE WHEN kind = 'tool' AND is_error THEN 1 ELSE 0 END), count(DISTINCT run_id)"
+    "sum(CASE WHEN kind = 'tool' AND is_error THEN 1 ELSE 0 END), count(DISTINCT NULLIF(run_id, ''))"
 )
 """The SQL of one group's figures, the same in SQLite and Postgres (:func:`group_of`)."""
 
@@ -236,6 +240,10 @@ GROUP_COLUMNS = {
     "plugin": f"CASE WHEN plugin = '' THEN '{CORE_PLUGIN}' ELSE plugin END",
 }
 """The SQL of each grouping's key."""
+
+PLUGIN_ROWS = " AND (kind = 'tool' OR plugin <> '')"
+"""The SQL condition of the rows grouped by plugin: tool calls and plugins' own model calls
+(a run's model call is no plugin's)."""
 
 
 def total(entries: Iterable[UsageEntry]) -> UsageGroup:

@@ -15,6 +15,7 @@ import psycopg
 from oracle_core.store.postgres.codec import escape, thread_key, unescape
 from oracle_core.store.usage import (
     GROUP_COLUMNS,
+    PLUGIN_ROWS,
     SUMS,
     Grouping,
     Spent,
@@ -130,7 +131,7 @@ async def summary(
         "AND (%(since)s::double precision IS NULL OR at >= %(since)s)"
     )
     args = {"user": None if user_id is None else thread_key(user_id), "since": since}
-    tools = " AND kind = 'tool'" if by == "plugin" else ""  # a model call is no plugin's
+    tools = PLUGIN_ROWS if by == "plugin" else ""  # a run's model call is no plugin's
     key = GROUP_COLUMNS[by]
     cursor = await conn.execute(
         f"SELECT {key}, {SUMS} FROM oracle_usage {where}{tools} GROUP BY 1",

@@ -13,6 +13,7 @@ from typing import Any
 from oracle_core.store.sqlite.connect import immediate
 from oracle_core.store.usage import (
     GROUP_COLUMNS,
+    PLUGIN_ROWS,
     SUMS,
     Grouping,
     Spent,
@@ -112,7 +113,7 @@ def summary(
     """The groups of ``by`` and the total of the entries :func:`select` would give."""
     where = "WHERE (? IS NULL OR user_id = ?) AND (? IS NULL OR at >= ?)"
     args = (user_id, user_id, since, since)
-    tools = " AND kind = 'tool'" if by == "plugin" else ""  # a model call is no plugin's
+    tools = PLUGIN_ROWS if by == "plugin" else ""  # a run's model call is no plugin's
     key = GROUP_COLUMNS[by]
     rows = db.execute(
         f"SELECT {key}, {SUMS} FROM oracle_usage {where}{tools} GROUP BY {key}", args
