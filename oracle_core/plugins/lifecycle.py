@@ -67,7 +67,8 @@ class Lifecycle:
         timeout: seconds each plugin's hook may take.
         strict: a startup failure raises :class:`~oracle_core.StrictPluginError`
             (``ORACLE_STRICT_PLUGINS=1``) instead of leaving the plugin out.
-        core: the guarded core as it must stay (default: as it is now).
+        core: the guarded core as it must stay (default: the registry's, taken before
+            any plugin was imported; else as it is now).
     """
 
     def __init__(
@@ -87,7 +88,7 @@ class Lifecycle:
         self._worker = HookWorker("oracle-lifecycle")
         self._started: list[Plugin] = []
         self._result: Registry | None = None
-        self._core = core or CoreSnapshot.take()
+        self._core = core or registry.core or CoreSnapshot.take()
 
     @property
     def started(self) -> list[str]:

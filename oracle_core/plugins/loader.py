@@ -359,4 +359,5 @@ def assemble(
         plugins={p.name: p for p in kept},
         failures=found,
         warnings=[w for e in entries for w in e.warnings if w.plugin in kept_names],
+        core=assembler.core,
     )
