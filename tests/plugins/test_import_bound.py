@@ -4,7 +4,7 @@ plugin whose hook overruns is; the start goes on without it.
 Each slow plugin's module waits on an event the test releases only at teardown, so an
 import that were not bounded would hold ``Oracle()`` for good: the oracle is built on a
 thread the test waits for within a generous bound (it proves "not stalled", it times
-nothing). Seeded layouts: one to three slow plugins anywhere among sound ones.
+nothing). Seeded layouts: one or two slow plugins anywhere among sound ones.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from support import SitePackages, plugin_code
 from oracle_core import Oracle, PluginLoadError
 
 SEED = 3810
-BOUND = 0.2  # ORACLE_HOOK_TIMEOUT in these tests: seconds each import may take
+BOUND = 1.0  # ORACLE_HOOK_TIMEOUT here: seconds each import may take (a sound one, far less)
 NOT_STALLED = 60.0  # generous: only an import that is not bounded comes near it
 GATE = "h38f_import_gate"  # a module holding the event the slow imports wait on
 
@@ -31,7 +31,7 @@ def _layouts() -> list[tuple[int, frozenset[int]]]:
     layouts = []
     for _ in range(6):
         size = rng.randint(2, 7)
-        slow = frozenset(rng.sample(range(size), rng.randint(1, min(3, size - 1))))
+        slow = frozenset(rng.sample(range(size), rng.randint(1, min(2, size - 1))))
         layouts.append((size, slow))
     return layouts
 
