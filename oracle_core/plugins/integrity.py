@@ -219,6 +219,31 @@ def _function_restore(record: _Function) -> None:
     f.__kwdefaults__ = record.kwdefaults
 
 
+_NOT_CONTENTS = frozenset({"__builtins__", "__path__"})
+"""Containers whose contents Python or a session changes itself (``builtins._`` in a REPL; a
+namespace package's path): their rebinding is compared, their contents not."""
+
+_CONTAINERS = (dict, list, set)
+"""Mutable containers whose contents are compared too (a plugin could change one in place)."""
+
+
+def _contents(container: Any) -> tuple[Any, ...]:
+    """A container's contents, flat: a dict's keys and values in turn, a list's or set's items."""
+    if isinstance(container, dict):
+        return tuple(_CHAIN(container.items()))
+    return tuple(container)
+
+
+def _containers(value: Any, label: str, found: dict[int, tuple[Any, str]], depth: int = 0) -> None:
+    """Every mutable container in ``value`` (itself, and nested ones, a few levels deep)."""
+    if not isinstance(value, _CONTAINERS) or id(value) in found or depth > 4:
+        return
+    found[id(value)] = (value, label)
+    items = value.items() if isinstance(value, dict) else ((i, v) for i, v in enumerate(value))
+    for key, item in items:
+        _containers(item, f"{label}[{key!r}]", found, depth + 1)
+
+
 def _private(function: FunctionType, names: dict[str, Any]) -> FunctionType:
     """A copy of ``function`` that runs from ``names``, not from its module's globals."""
     copy = FunctionType(
@@ -252,10 +277,19 @@ class CoreSnapshot:
     _kw_sizes: list[int]
     _kw_keys: list[str]
     _kw_values: list[Any]
+    _held: list[Any]
+    _held_sizes: list[int]
+    _held_items: list[Any]
 
-    def __init__(self, namespaces: list[_Namespace], functions: list[_Function]) -> None:
+    def __init__(
+        self,
+        namespaces: list[_Namespace],
+        functions: list[_Function],
+        containers: list[tuple[Any, str]] = [],  # noqa: B006 (never changed)
+    ) -> None:
         self._namespaces = namespaces
         self._functions = functions
+        self._containers = [(c, label, _contents(c)) for c, label in containers]
         _index(self)
         names = dict(globals())
         names["__builtins__"] = dict(vars(builtins))
@@ -270,6 +304,7 @@ class CoreSnapshot:
         """Record every guarded module's attributes and those of the classes it defines."""
         namespaces: list[_Namespace] = []
         functions: dict[int, _Function] = {}
+        containers: dict[int, tuple[Any, str]] = {}
         # All imported first: importing a submodule adds it to its package's attributes.
         modules: list[ModuleType] = [importlib.import_module(n) for n in GUARDED_MODULES]
         for name, module in zip(GUARDED_MODULES, modules, strict=True):
@@ -282,7 +317,9 @@ class CoreSnapshot:
                 for key, value in vars(owner).items():
                     for function in _functions(value):
                         functions.setdefault(id(function), _function(function, f"{label}.{key}"))
-        return cls(namespaces, list(functions.values()))
+                    if key not in _NOT_CONTENTS:
+                        _containers(value, f"{label}.{key}", containers)
+        return cls(namespaces, list(functions.values()), list(containers.values()))
 
 
 def _index(self: CoreSnapshot) -> None:
@@ -307,6 +344,9 @@ def _index(self: CoreSnapshot) -> None:
     self._kw_sizes = [len(f.kwitems) for f in keyword]
     self._kw_keys = [key for f in keyword for key, _ in f.kwitems]
     self._kw_values = [value for f in keyword for _, value in f.kwitems]
+    self._held = [c for c, _, _ in self._containers]
+    self._held_sizes = [len(items) for _, _, items in self._containers]
+    self._held_items = [item for _, _, items in self._containers for item in items]
 
 
 def _unchanged(self: CoreSnapshot) -> bool:
@@ -323,6 +363,8 @@ def _unchanged(self: CoreSnapshot) -> bool:
         and list(map(len, kw)) == self._kw_sizes
         and list(_CHAIN(kw)) == self._kw_keys
         and all(map(_IS, _CHAIN(map(_VALUES, kw)), self._kw_values))
+        and list(map(len, map(_contents, self._held))) == self._held_sizes
+        and all(map(_IS, _CHAIN(map(_contents, self._held)), self._held_items))
     )
 
 
@@ -343,6 +385,10 @@ def _changes(self: CoreSnapshot) -> list[str]:
                 benign = True
                 continue
             found.append(f"{space.label}.{key}")
+    for container, label, items in self._containers:
+        now = _contents(container)
+        if len(now) != len(items) or not all(map(_IS, now, items)):
+            found.append(f"{label} (its contents)")
     for function in self._functions:
         found.extend(_function_changes(function))
     if benign and not found:  # take in what Python added, so the next check is fast again
@@ -368,6 +414,17 @@ def _restore(self: CoreSnapshot) -> None:
                     delattr(space.owner, key)
             else:
                 setattr(space.owner, key, before)
+    for container, _, items in self._containers:
+        now = _contents(container)
+        if len(now) == len(items) and all(map(_IS, now, items)):
+            continue
+        container.clear()
+        if isinstance(container, dict):
+            container.update(zip(items[::2], items[1::2], strict=True))
+        elif isinstance(container, list):
+            container.extend(items)
+        else:
+            container.update(items)
     for function in self._functions:
         if _function_changes(function):
             _function_restore(function)

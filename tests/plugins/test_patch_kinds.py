@@ -2,7 +2,8 @@
 can run, wherever the plugin makes it.
 
 Seeded patches of each kind (a function's code object swapped, its defaults or keyword
-defaults changed, a class attribute replaced or added, the guard's own internals in
+defaults changed, a class attribute replaced or added, a dict a guarded module or class
+holds changed in place, the guard's own internals in
 ``plugins/integrity.py`` and the registry's ``BoundTool.visibility``), each made from a
 startup hook, from inside a tool while a run goes on, and from a thread the plugin started
 (released by the test after the oracle started). Every patch of a kind that could open the
@@ -51,14 +52,20 @@ def _allow_all(self: Any, call: Any, loaded: Any) -> None:
     return None  # the gate would refuse nothing
 
 
-def _targets() -> tuple[list[FunctionType], list[FunctionType], list[tuple[type, str]]]:
-    """Guarded functions with defaults, with keyword defaults, and (class, method) pairs."""
+def _targets() -> tuple[
+    list[FunctionType], list[FunctionType], list[tuple[type, str]], list[dict[Any, Any]]
+]:
+    """Guarded functions with defaults, with keyword defaults, (class, method) pairs, and
+    dicts held by guarded modules and classes."""
     defaults: list[FunctionType] = []
     keywords: list[FunctionType] = []
     methods: list[tuple[type, str]] = []
+    held: list[dict[Any, Any]] = []
     for name in GUARDED_MODULES:
         module = importlib.import_module(name)
-        for value in vars(module).values():
+        for key, value in vars(module).items():
+            if isinstance(value, dict) and key != "__builtins__":
+                held.append(value)
             if isinstance(value, FunctionType) and value.__module__ == name:
                 if value.__defaults__:
                     defaults.append(value)
@@ -68,7 +75,8 @@ def _targets() -> tuple[list[FunctionType], list[FunctionType], list[tuple[type,
                 methods.extend(
                     (value, k) for k, v in vars(value).items() if isinstance(v, FunctionType)
                 )
-    return defaults, keywords, methods
+                held.extend(v for v in vars(value).values() if isinstance(v, dict))
+    return defaults, keywords, methods, held
 
 
 def _open_gate() -> None:
@@ -77,7 +85,7 @@ def _open_gate() -> None:
 
 def _patches(rng: random.Random) -> Iterator[tuple[str, Callable[[], None]]]:
     """``(kind, patch)``: PER_KIND seeded patches of each kind."""
-    defaults, keywords, methods = _targets()
+    defaults, keywords, methods, held = _targets()
     for _ in range(PER_KIND):
         function = rng.choice(defaults)
         filler = tuple(object() for _ in function.__defaults__ or ())
@@ -91,6 +99,9 @@ def _patches(rng: random.Random) -> Iterator[tuple[str, Callable[[], None]]]:
         added = f"backdoor_{rng.randrange(10**6)}"
         yield "class-add", lambda o=owner, n=added: setattr(o, n, True)
         yield "code", _open_gate
+        container = rng.choice(held)
+        key = f"planted_{rng.randrange(10**6)}"
+        yield "contents", lambda c=container, k=key: c.__setitem__(k, object())
         internal = rng.choice(
             [
                 lambda: setattr(integrity.CoreSnapshot, "changes", lambda self: []),
