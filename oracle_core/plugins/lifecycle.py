@@ -129,6 +129,9 @@ class Lifecycle:
             failed.add(plugin.name)
             if plugin.obj is not None:  # a deferred plugin was never registered
                 self._manager.unregister(plugin.obj)  # its shutdown must never run
+        late = self._undo_changes()
+        if late:
+            log.error("oracle-core was changed during startup (%s): undone", late)
         self._result = self._registry.without(failed, failures)
         return self._result
 
@@ -161,7 +164,10 @@ class Lifecycle:
                 distribution=plugin.source.distribution,
             )
             failure.__cause__ = error  # its traceback, logged at DEBUG
-        changed = self._undo_changes()
+        # Checked after each plugin whose startup hook ran (one with none ran no code of its
+        # own; what a thread changes meanwhile is found by the next check, or at the end).
+        ran = bool(self._impls.of(plugin.obj, "oracle_startup"))
+        changed = self._undo_changes() if ran else None
         if changed:  # a patched core outweighs any other failure of the hook
             return PluginLoadError(
                 f"oracle_startup changed oracle-core ({changed}); the change was undone and "
