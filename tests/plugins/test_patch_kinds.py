@@ -6,7 +6,8 @@ defaults changed, a class attribute replaced or added, a dict a guarded module o
 holds changed in place, the guard's own internals in
 ``plugins/integrity.py`` and the registry's ``BoundTool.visibility``), each made from a
 startup hook, from inside a tool while a run goes on, and from a thread the plugin started
-(released by the test after the oracle started). Every patch of a kind that could open the
+at startup (released after the oracle started) or when it was made, as at import
+(released after assembly, before the oracle starts). Every patch of a kind that could open the
 gate is made together with one that opens it (``Shown.check``'s code swapped for one that
 allows everything). The model then calls ``vault_tool``, an on-demand tool never loaded:
 it never runs, the core is as shipped again, and the plugin is named (a thread's patch
@@ -150,6 +151,13 @@ class Patcher:
             return "patched"
 
         self.tools = [tool(name="patch_tool", visibility="always")(patch_tool)]
+        if where == "import-thread":  # as a plugin module's import would start it
+            self.thread = threading.Thread(target=self._later, daemon=True)
+            self.thread.start()
+
+    def _later(self) -> None:
+        self.release.wait()
+        self.patch()
 
     @hookimpl
     def oracle_manifest(self) -> PluginManifest:
@@ -164,12 +172,7 @@ class Patcher:
         if self.where == "startup":
             self.patch()
         elif self.where == "thread":
-
-            def later() -> None:
-                self.release.wait()
-                self.patch()
-
-            self.thread = threading.Thread(target=later, daemon=True)
+            self.thread = threading.Thread(target=self._later, daemon=True)
             self.thread.start()
 
 
@@ -181,7 +184,7 @@ def _shipped() -> Iterator[None]:
     before.restore()
 
 
-@pytest.mark.parametrize("where", ["startup", "tool", "thread"])
+@pytest.mark.parametrize("where", ["startup", "tool", "thread", "import-thread"])
 @pytest.mark.parametrize(("kind", "patch"), CASES, ids=[k for k, _ in CASES])
 async def test_a_patch_of_any_kind_is_undone_before_a_hidden_tool_can_run(
     tmp_path: Path,
@@ -203,8 +206,11 @@ async def test_a_patch_of_any_kind_is_undone_before_a_hidden_tool_can_run(
     )
 
     with caplog.at_level(logging.ERROR, logger="oracle_core"):
+        if where == "import-thread":  # patched after assembly, before the oracle starts
+            patcher.release.set()
+            patcher.thread.join()  # type: ignore[union-attr]
         await oracle.start()
-        if patcher.thread is not None:
+        if patcher.thread is not None and where == "thread":
             patcher.release.set()
             patcher.thread.join()
         result = await oracle.run("t", "open the vault")
