@@ -339,4 +339,5 @@ def replaced(registry: Registry, plugin: Plugin) -> Registry:
         plugins={n: plugin if n == plugin.name else p for n, p in registry.plugins.items()},
         failures=registry.failures,
         warnings=registry.warnings,
+        core=registry.core,
     )

@@ -2,7 +2,10 @@
 
 Each installed plugin's import is timed: one slower than ``ORACLE_SLOW_IMPORT_SECONDS``
 is logged as a warning naming it, since every start pays for it (the cache cannot skip an
-import, and an import cannot be cut off in process: a hung one hangs the start).
+import). Imports run on the assembly's worker thread (:func:`import_all`), each within
+``ORACLE_HOOK_TIMEOUT`` as a hook is: one that overruns is abandoned (Python cannot stop
+it) and its plugin left out naming the bound, so a hung or very slow import no longer
+holds the start.
 :func:`import_times` collects the times for ``oracle plugins``. The files of the modules
 an import loaded key the plugin's deferral record (:mod:`oracle_core.plugins.cache`).
 """
@@ -11,15 +14,18 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import functools
 import itertools
 import logging
 import sys
+import threading
 import time
 from collections.abc import Iterator, Sequence
 
 from oracle_core.errors import PluginLoadError
 from oracle_core.plugins.candidate import Entry
 from oracle_core.plugins.where import failure_location, full_traceback
+from oracle_core.plugins.worker import HookTimeout, HookWorker, Progress
 
 log = logging.getLogger("oracle_core.plugins")
 
@@ -72,6 +78,46 @@ def import_plugin(entry: Entry, *, traced: bool) -> None:
         return
     entry.import_seconds = time.perf_counter() - started
     entry.modules = _module_files(known)
+
+
+def import_all(
+    worker: HookWorker, entries: Sequence[Entry], timeout: float, *, traced: bool
+) -> None:
+    """Import the plugins of ``entries`` not imported yet, in order, on ``worker``, each
+    within ``timeout`` seconds.
+
+    One job imports them one after another (no thread hand-off per plugin). An import that
+    overruns is abandoned with its thread, its plugin gets a failure naming the bound, and
+    the plugins after it are imported by a new job.
+    """
+    pending = [e for e in entries if e.obj is None]
+    at = [0]  # the next plugin to import, shared with the running job
+
+    def job(progress: Progress, abandoned: threading.Event) -> None:
+        while at[0] < len(pending) and not abandoned.is_set():
+            entry = pending[at[0]]
+            progress.enter(f"import of {entry.source.value!r}")
+            import_plugin(entry, traced=traced)
+            if abandoned.is_set():  # it finished too late: it stays left out
+                return
+            at[0] += 1
+
+    while at[0] < len(pending):
+        abandoned = threading.Event()
+        try:
+            worker.run(functools.partial(job, abandoned=abandoned), timeout)
+        except HookTimeout:
+            abandoned.set()  # its thread, should the import end, imports nothing more
+            entry = pending[at[0]]
+            at[0] += 1
+            entry.obj = None
+            entry.failure = PluginLoadError(
+                f"import of {entry.source.value!r} did not finish within {timeout:g} s "
+                "(ORACLE_HOOK_TIMEOUT): it is left out; import heavy modules inside the tools "
+                "that use them, or raise ORACLE_HOOK_TIMEOUT",
+                plugin=entry.source.name,
+                distribution=entry.source.distribution,
+            )
 
 
 def _module_files(known: int) -> list[str] | None:

@@ -67,7 +67,8 @@ class Lifecycle:
         timeout: seconds each plugin's hook may take.
         strict: a startup failure raises :class:`~oracle_core.StrictPluginError`
             (``ORACLE_STRICT_PLUGINS=1``) instead of leaving the plugin out.
-        core: the guarded core as it must stay (default: as it is now).
+        core: the guarded core as it must stay (default: the registry's, taken before
+            any plugin was imported; else as it is now).
     """
 
     def __init__(
@@ -87,7 +88,7 @@ class Lifecycle:
         self._worker = HookWorker("oracle-lifecycle")
         self._started: list[Plugin] = []
         self._result: Registry | None = None
-        self._core = core or CoreSnapshot.take()
+        self._core = core or registry.core or CoreSnapshot.take()
 
     @property
     def started(self) -> list[str]:
@@ -128,6 +129,9 @@ class Lifecycle:
             failed.add(plugin.name)
             if plugin.obj is not None:  # a deferred plugin was never registered
                 self._manager.unregister(plugin.obj)  # its shutdown must never run
+        late = self._undo_changes()
+        if late:
+            log.error("oracle-core was changed during startup (%s): undone", late)
         self._result = self._registry.without(failed, failures)
         return self._result
 
@@ -160,7 +164,10 @@ class Lifecycle:
                 distribution=plugin.source.distribution,
             )
             failure.__cause__ = error  # its traceback, logged at DEBUG
-        changed = self._undo_changes()
+        # Checked after each plugin whose startup hook ran (one with none ran no code of its
+        # own; what a thread changes meanwhile is found by the next check, or at the end).
+        ran = bool(self._impls.of(plugin.obj, "oracle_startup"))
+        changed = self._undo_changes() if ran else None
         if changed:  # a patched core outweighs any other failure of the hook
             return PluginLoadError(
                 f"oracle_startup changed oracle-core ({changed}); the change was undone and "

@@ -54,7 +54,7 @@ from oracle_core.plugins.hooks import (
     new_plugin_manager,
     register_plugins,
 )
-from oracle_core.plugins.importing import import_plugin, import_times, report_imports
+from oracle_core.plugins.importing import import_all, import_times, report_imports
 from oracle_core.plugins.integrity import CoreSnapshot
 from oracle_core.plugins.patch_guard import CHECK_EVERY, check_imports
 from oracle_core.plugins.registry import Plugin, Registry
@@ -116,9 +116,7 @@ class _Assembler:
         """
         for start in range(0, len(entries), CHECK_EVERY):
             batch = entries[start : start + CHECK_EVERY]
-            for entry in batch:
-                if entry.obj is None:
-                    import_plugin(entry, traced=self.trace is not None)
+            import_all(self.worker, batch, self.timeout, traced=self.trace is not None)
             check_imports(self.core, batch)
             for entry in batch:
                 if entry.failure is None:
@@ -359,4 +357,5 @@ def assemble(
         plugins={p.name: p for p in kept},
         failures=found,
         warnings=[w for e in entries for w in e.warnings if w.plugin in kept_names],
+        core=assembler.core,
     )

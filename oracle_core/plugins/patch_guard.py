@@ -38,6 +38,30 @@ def blame(entry: Entry, changed: Sequence[str]) -> None:
     )
 
 
+def check_core(core: CoreSnapshot, *, plugin: str | None = None) -> list[str]:
+    """Undo any change made to the core since ``core`` was taken; what changed (empty: nothing).
+
+    Called around each tool call: before the gate decides on it (a thread a plugin started
+    may have patched the core since the last check) and after it returns (``plugin``: the
+    called tool's plugin, named as the one that made the change).
+    """
+    changed = core.changes()
+    if not changed:
+        return []
+    core.restore()
+    shown = ", ".join(changed[:5]) + (f" and {len(changed) - 5} more" if len(changed) > 5 else "")
+    if plugin is None:
+        log.error("oracle-core was changed while the oracle ran (%s): undone", shown)
+    else:
+        log.error(
+            "plugin %r: a tool call changed oracle-core (%s); the change was undone and the "
+            "call's result dropped: a plugin may not patch the core",
+            plugin,
+            shown,
+        )
+    return changed
+
+
 def check_imports(core: CoreSnapshot, batch: Sequence[Entry]) -> None:
     """Undo any change the imports of ``batch`` made to the core; whoever made one is
     left out, saying what (a plugin that failed to import included)."""

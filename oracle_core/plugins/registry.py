@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from oracle_core.authoring.manifest import ManifestWarning, PluginManifest, Visibility
 from oracle_core.authoring.middleware import Middleware
@@ -14,6 +14,9 @@ from oracle_core.authoring.tools.tool import Tool
 from oracle_core.errors import PluginConflictError, PluginError
 from oracle_core.plugins.core_tools import META_TOOL_NAMES
 from oracle_core.plugins.discovery import PluginSource
+
+if TYPE_CHECKING:
+    from oracle_core.plugins.integrity import CoreSnapshot
 
 __all__ = ["META_TOOL_NAMES", "BoundTool", "Plugin", "Registry"]
 
@@ -90,11 +93,15 @@ class Registry:
         plugins: the assembled plugins by name, in registration order.
         failures: plugins left out, each with its name, distribution and reason.
         warnings: soft limits that assembled plugins exceed.
+        core: the guarded core as it was before any plugin was imported
+            (:class:`~oracle_core.plugins.integrity.CoreSnapshot`): startup hooks and tool
+            calls are checked against it (``None``: a registry built in code, unchecked).
     """
 
     plugins: Mapping[str, Plugin] = field(default_factory=dict)
     failures: list[PluginError] = field(default_factory=list)
     warnings: list[ManifestWarning] = field(default_factory=list)
+    core: CoreSnapshot | None = field(default=None, repr=False)
     standing_tools: tuple[BoundTool, ...] = field(init=False, repr=False)
     """Tools shown on every model call: effective visibility ``always`` or ``silent``."""
     on_demand_tools: Mapping[str, tuple[BoundTool, ...]] = field(init=False, repr=False)
@@ -144,6 +151,7 @@ class Registry:
             plugins={n: p for n, p in self.plugins.items() if n not in gone},
             failures=[*self.failures, *failures],
             warnings=[w for w in self.warnings if w.plugin not in gone],
+            core=self.core,
         )
 
     @property

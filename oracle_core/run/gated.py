@@ -4,6 +4,9 @@ The run loop (for each call of a model response) and the MCP export (for each ca
 makes) run calls the same way: the gate decides on the call as made, before any middleware
 sees it; a call a middleware changed is decided again, on a private copy that is then the
 one that runs; and what comes back keeps only what the core made (:meth:`GatedCalls.answer`).
+The guarded core is checked for patches before the gate decides on a call and after the
+call returns (:func:`~oracle_core.plugins.patch_guard.check_core`): a change is undone,
+and one a tool call made fails that call, naming its plugin.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from typing import Any
 
 from oracle_core.capabilities.gate import Shown, private_call
 from oracle_core.capabilities.state import CapabilityState
+from oracle_core.plugins.patch_guard import check_core
 from oracle_core.run.chain import MiddlewareChain
 from oracle_core.run.executor import ToolExecutor, error_result
 from oracle_core.values.messages import ToolCall, ToolResult
@@ -66,6 +70,9 @@ class GatedCalls:
         A refused call stays refused whatever ``before_tool_call`` does; raises what a
         middleware raised. Pass the result to :meth:`answer`.
         """
+        core = self.executor.registry.core
+        if core is not None:
+            check_core(core)  # a thread may have patched the gate since the last check
         first = self.refusal(call)
         return await self.chain.run_tool(
             call, self._handler, lambda seen: first or self.refusal(seen)
@@ -81,6 +88,17 @@ class GatedCalls:
         bound = self._semaphore if self._semaphore is not None else contextlib.nullcontext()
         async with bound:
             result = await self.executor.execute(checked, self.capabilities, self.chain.notify)
+        core = self.executor.registry.core
+        if core is not None:
+            tool = self.executor.registry.tools.get(checked.name)
+            plugin = tool.plugin.name if tool is not None else None
+            changed = check_core(core, plugin=plugin)
+            if changed:
+                return error_result(
+                    checked,
+                    f"the tool changed oracle-core ({', '.join(changed[:5])}): the change was "
+                    "undone and this call's result dropped",
+                )
         operation = result.operation
         if operation is not None:
             if operation.status == "pending":  # a wait: it records what the request offered

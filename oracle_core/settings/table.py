@@ -194,8 +194,8 @@ _HEAD: tuple[Setting, ...] = (
     ),
     Setting(
         "hook_timeout",
-        "seconds one plugin hook may take (assembly, startup, shutdown); a plugin whose hook "
-        "overruns is reported and left out",
+        "seconds one plugin import or hook may take (assembly, startup, shutdown); a plugin "
+        "whose import or hook overruns is reported and left out",
         "ORACLE_HOOK_TIMEOUT",
         kind="float",
         default=DEFAULT_HOOK_TIMEOUT,
@@ -205,8 +205,8 @@ _HEAD: tuple[Setting, ...] = (
     Setting(
         "slow_import_seconds",
         "seconds a plugin's import may take before the start logs a one-line warning naming "
-        'it and `oracle plugins` lists it under "Slow imports" (an import cannot be cut off: '
-        "see [Plugin failures](#plugin-failures))",
+        'it and `oracle plugins` lists it under "Slow imports" (one past '
+        "`ORACLE_HOOK_TIMEOUT` is cut off: see [Plugin failures](#plugin-failures))",
         "ORACLE_SLOW_IMPORT_SECONDS",
         kind="float",
         default=DEFAULT_SLOW_IMPORT_SECONDS,

@@ -155,41 +155,24 @@ async def test_a_plugin_that_patches_nothing_starts_and_stops_as_before(tmp_path
     await oracle.close()
 
 
-NOT_GUARDED = {
-    "oracle_core.run.locks": "in-process locks of threads: they decide no tool",
-    "oracle_core.run.threads": "the thread cache: it holds what the store holds",
-    "oracle_core.run.deps": "a value: the parts a run uses",
-    "oracle_core.run.state": "a value: what a run changes",
-    "oracle_core.run.opening": "answers a dead run's calls as interrupted; runs none",
-    "oracle_core.run.waits.opening": "answers the calls of settled operations; runs none",
-    "oracle_core.run.waits.background": "runs only calls the executor started, past the gate",
-    "oracle_core.capabilities.prompt": "the Tier-1 block's text",
-    "oracle_core.run.output": "checks a final answer's JSON; runs no tool",
-    "oracle_core.run.observe": "observers watch a run's events; they decide nothing",
-}
-"""Modules of the guarded folders that decide neither what is shown nor what runs (each
-guarded module costs every plugin's import a few microseconds: the snapshot is compared
-after each)."""
-
-
 def test_every_module_that_decides_what_runs_is_guarded_against_patches() -> None:
     import pkgutil
 
     import oracle_core
-    from oracle_core.plugins.integrity import GUARDED_MODULES
+    from oracle_core.plugins.integrity import GUARDED_MODULES, GUARDED_PACKAGES, NOT_GUARDED
 
-    folders = ("oracle_core.run.", "oracle_core.capabilities.", "oracle_core.authoring.tools.")
     modules = [m.name for m in pkgutil.walk_packages(oracle_core.__path__, "oracle_core.")]
     deciding = [
         m
         for m in modules
-        if m.startswith(folders)
-        and not m.startswith("oracle_core.capabilities.search")  # ranks; the gate decides
-        and m not in NOT_GUARDED
-        and not m.endswith((".run.waits",))  # a package's __init__ that only re-exports
+        if m.startswith(tuple(f"{p}." for p in GUARDED_PACKAGES))
+        and not any(m == n or m.startswith(f"{n}.") for n in NOT_GUARDED)
     ]
 
     assert sorted(set(deciding) - set(GUARDED_MODULES)) == []
+    assert {"oracle_core.plugins.integrity", "oracle_core.plugins.registry"} <= set(GUARDED_MODULES)
+    assert all(reason.strip() for reason in NOT_GUARDED.values())
+    assert set(NOT_GUARDED) <= set(modules)  # no reason kept for a module that is gone
 
 
 def test_a_cache_python_adds_to_a_core_class_is_not_taken_for_a_patch() -> None:

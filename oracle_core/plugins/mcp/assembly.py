@@ -102,6 +102,7 @@ def add_mcp_servers(
         plugins={p.name: p for p in kept},
         failures=all_failures,
         warnings=[w for w in [*registry.warnings, *added.warnings] if w.plugin in names_kept],
+        core=registry.core,
     )
 
 
