@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -48,7 +49,7 @@ def connect_sqlite(
 
         raise folder_unwritable(path, OSError(str(error))) from None
     try:
-        db.execute("PRAGMA journal_mode=WAL")
+        _wal(db, busy_timeout)
         db.execute("PRAGMA synchronous=NORMAL")
         if schema:
             db.executescript(schema)
@@ -56,6 +57,26 @@ def connect_sqlite(
         db.close()
         raise
     return db
+
+
+def _wal(db: sqlite3.Connection, busy_timeout: float) -> None:
+    """Put ``db`` in WAL mode, waiting up to ``busy_timeout`` seconds for another process.
+
+    Switching the journal mode can answer "database is locked" at once, without SQLite's busy
+    handler, while another process opens the same new file: try again until the time is up.
+    """
+    deadline = time.monotonic() + busy_timeout
+    pause = 0.005
+    while True:
+        try:
+            if str(db.execute("PRAGMA journal_mode").fetchone()[0]).lower() != "wal":
+                db.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as error:
+            if "locked" not in str(error) or time.monotonic() + pause > deadline:
+                raise
+        time.sleep(pause)
+        pause = min(pause * 2, 0.2)
 
 
 @contextmanager
