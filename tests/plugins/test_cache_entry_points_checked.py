@@ -21,6 +21,8 @@ from support import SitePackages, plugin_code
 
 from oracle_core import Oracle
 
+pytestmark = pytest.mark.usefixtures("only_the_path_finder")
+
 SEED = 38
 EVIL = "oracle_cache_evil"
 

@@ -29,6 +29,8 @@ from oracle_core import Oracle
 from oracle_core.plugins.cache_file import MAX_CACHE_BYTES
 from oracle_core.plugins.installed import MAX_SCAN_BYTES
 
+pytestmark = pytest.mark.usefixtures("only_the_path_finder")
+
 SEED = 38
 NOT_STALLED = 60.0
 """Seconds a start may take here before it counts as stalled (it takes well under one)."""

@@ -21,12 +21,7 @@ from oracle_core.plugins import discovery, installed
 from oracle_core.plugins.installed import installed_plugins
 from oracle_core.store.memory import MemoryCheckpointer
 
-
-@pytest.fixture(autouse=True)
-def only_the_path_finder(monkeypatch: pytest.MonkeyPatch) -> None:
-    """As in a fresh process: an earlier test in this one may have left a finder that can
-    report distributions on ``sys.meta_path``, and then every start scans (tested below)."""
-    monkeypatch.setattr(installed, "only_path_finder", lambda: True)
+pytestmark = pytest.mark.usefixtures("only_the_path_finder")
 
 
 def _names(site: SitePackages) -> list[str]:
