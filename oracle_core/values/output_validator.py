@@ -103,6 +103,13 @@ def answer_problem(
                 f"the schema has a reference that cannot be resolved ({error})"
             ) from None
         raise
+    except BaseException as failure:
+        # The same loop, where the recursion limit was reached inside rpds-py (referencing's
+        # Rust maps): older releases turn that RecursionError into a pyo3 PanicException,
+        # which derives from BaseException.
+        if type(failure).__name__ == "PanicException" and "RecursionError" in str(failure):
+            raise CheckBoundError("the schema's references loop without end") from None
+        raise
     return None if error is None else f"at {error.json_path}: {error.message}"
 
 
