@@ -54,23 +54,38 @@ def check_arguments(tool: str, validator: Any, arguments: Any) -> dict[str, Any]
     """``arguments`` if they fit the tool's schema (``validator``: from :func:`schema_validator`).
 
     Raises:
-        ToolArgumentsError: naming up to :data:`MAX_ERRORS` fields that do not fit.
+        ToolArgumentsError: naming up to :data:`MAX_ERRORS` fields that do not fit, or
+            saying the schema refers outside itself.
     """
     if not isinstance(arguments, dict):
         raise ToolArgumentsError(f"invalid arguments for {tool}: send a JSON object")
     problems = []
-    for error in validator.iter_errors(arguments):
-        where = ".".join(str(p) for p in error.absolute_path) or "arguments"
-        problems.append(f"{where}: {error.message[:200]}")
-        if len(problems) >= MAX_ERRORS:
-            break
+    try:
+        for error in validator.iter_errors(arguments):
+            where = ".".join(str(p) for p in error.absolute_path) or "arguments"
+            problems.append(f"{where}: {error.message[:200]}")
+            if len(problems) >= MAX_ERRORS:
+                break
+    except Exception as error:  # a reference outside the schema, which is never fetched
+        if type(error).__module__.split(".")[0] not in ("referencing", "jsonschema"):
+            raise
+        raise ToolArgumentsError(
+            f"{tool}'s input schema has a reference outside it, which is not fetched: "
+            "the MCP server's schema must be self-contained"
+        ) from None
     if problems:
         raise ToolArgumentsError(f"invalid arguments for {tool}: " + "; ".join(problems))
     return arguments
 
 
 def schema_validator(schema: Mapping[str, Any]) -> Any:
-    """A JSON Schema validator for ``schema``, of the draft the schema names (default 2020-12)."""
+    """A JSON Schema validator for ``schema``, of the draft the schema names (default 2020-12).
+
+    Its references resolve inside the schema only (an MCP server's ``$ref`` to a URL or a
+    file is never fetched: :func:`~oracle_core.values.output_validator.local_registry`).
+    """
     from jsonschema.validators import validator_for
 
-    return validator_for(schema)(schema)
+    from oracle_core.values.output_validator import local_registry
+
+    return validator_for(schema)(schema, registry=local_registry())
